@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "jsonl.h"
+
+void
+jsonl_init(struct jsonl_reader *r, FILE *fp, const char *name, size_t max_line)
+{
+	memset(r, 0, sizeof(*r));
+	r->fp = fp;
+	r->name = name ? name : "stdin";
+	r->max_line = max_line ? max_line : KV_MAX_LINE_DEFAULT;
+}
+
+void
+jsonl_free(struct jsonl_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+	r->cap = 0;
+}
+
+/*
+ * Read one line into r->buf without its newline.  Returns its length,
+ * -1 at end of input, -2 when over r->max_line (rest consumed), -3 on
+ * a read error or allocation failure.
+ */
+static long
+readline(struct jsonl_reader *r)
+{
+	size_t len = 0;
+	int toolong = 0;
+
+	for (;;) {
+		if (r->cap - len < 2) {
+			size_t ncap = r->cap ? r->cap * 2 : 4096;
+			char *nb;
+
+			if (ncap > r->max_line + 2)
+				ncap = r->max_line + 2;
+			if (ncap <= r->cap) {
+				toolong = 1;
+				len = 0;
+				continue;
+			}
+			if ((nb = realloc(r->buf, ncap)) == NULL)
+				return -3;
+			r->buf = nb;
+			r->cap = ncap;
+		}
+		if (fgets(r->buf + len, (int)(r->cap - len), r->fp) == NULL) {
+			if (ferror(r->fp))
+				return -3;
+			if (len == 0 && !toolong)
+				return -1;
+			break;
+		}
+		len += strlen(r->buf + len);
+		if (len > 0 && r->buf[len - 1] == '\n') {
+			r->buf[--len] = '\0';
+			break;
+		}
+		if (len > r->max_line) {
+			toolong = 1;
+			len = 0;
+		}
+	}
+	if (toolong || len > r->max_line)
+		return -2;
+	return (long)len;
+}
+
+static int
+blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return 0;
+	return 1;
+}
+
+enum jsonl_status
+jsonl_next(struct jsonl_reader *r, json_t **out)
+{
+	json_error_t je;
+	json_t *v;
+	long n;
+
+	*out = NULL;
+	for (;;) {
+		n = readline(r);
+		if (n == -1)
+			return JSONL_EOF;
+		r->lineno++;
+		if (n == -3) {
+			snprintf(r->err, sizeof(r->err), "read error: %s",
+			    strerror(errno));
+			return JSONL_BAD;
+		}
+		if (n == -2) {
+			snprintf(r->err, sizeof(r->err),
+			    "line longer than %zu bytes", r->max_line);
+			return JSONL_BAD;
+		}
+		if (!blank(r->buf, (size_t)n))
+			break;
+	}
+	if (n > 0 && r->buf[n - 1] == '\r')
+		r->buf[--n] = '\0';
+	v = json_loadb(r->buf, (size_t)n, 0, &je);
+	if (v == NULL) {
+		snprintf(r->err, sizeof(r->err), "invalid JSON: %s (column %d)",
+		    je.text, je.column);
+		return JSONL_BAD;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		snprintf(r->err, sizeof(r->err),
+		    "invalid record: not a JSON object");
+		return JSONL_BAD;
+	}
+	*out = v;
+	return JSONL_OK;
+}
+
+static int
+putbuf(const char *buf, size_t len, void *data)
+{
+	return fwrite(buf, 1, len, data) == len ? 0 : -1;
+}
+
+int
+jsonl_write(FILE *out, const json_t *rec, bool flush)
+{
+	if (json_dump_callback(rec, putbuf, out, JSON_COMPACT) != 0)
+		return -1;
+	if (putc('\n', out) == EOF)
+		return -1;
+	if (flush && fflush(out) != 0)
+		return -1;
+	return ferror(out) ? -1 : 0;
+}
+
+int
+jsonl_error(FILE *out, const char *name, size_t line, const char *msg)
+{
+	json_t *rec;
+	int rc;
+
+	fprintf(stderr, "%s: %s:%zu: %s\n", kv_progname, name, line, msg);
+	rec = json_pack("{s:s, s:I, s:s}", "kind", "error", "line",
+	    (json_int_t)line, "error", msg);
+	if (rec == NULL)
+		return -1;
+	rc = jsonl_write(out, rec, true);
+	json_decref(rec);
+	return rc;
+}
+
+int
+jsonl_filter(FILE *in, const char *name, FILE *out, jsonl_fn fn, void *ctx,
+    const struct jsonl_filter *opt, size_t *nrec)
+{
+	struct jsonl_reader r;
+	enum jsonl_status st;
+	char err[512];
+	json_t *rec;
+	int status = KV_OK;
+	size_t n = 0;
+
+	jsonl_init(&r, in, name, opt->max_line);
+	while ((st = jsonl_next(&r, &rec)) != JSONL_EOF) {
+		n++;
+		if (st == JSONL_BAD && ferror(in)) {
+			kv_warn("%s: %s", name, r.err);
+			status = KV_IOERR;
+			break;
+		}
+		if (st == JSONL_OK) {
+			err[0] = '\0';
+			if (fn(rec, ctx, err, sizeof(err)) == 0) {
+				if (jsonl_write(out, rec, opt->flush) != 0) {
+					json_decref(rec);
+					status = KV_IOERR;
+					break;
+				}
+				json_decref(rec);
+				continue;
+			}
+			json_decref(rec);
+			snprintf(r.err, sizeof(r.err), "%s",
+			    err[0] ? err : "record rejected");
+		}
+		status = KV_DATAERR;
+		if (jsonl_error(out, name, r.lineno, r.err) != 0) {
+			status = KV_IOERR;
+			break;
+		}
+		if (opt->strict)
+			break;
+	}
+	jsonl_free(&r);
+	if (nrec)
+		*nrec = n;
+	return status;
+}
+
+enum jf_status
+jf_num(const json_t *o, const char *key, double *out, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (v == NULL || json_is_null(v))
+		return JF_ABSENT;
+	if (!json_is_number(v)) {
+		snprintf(err, errlen, "field '%s' must be a number", key);
+		return JF_BAD;
+	}
+	*out = json_number_value(v);
+	if (!isfinite(*out)) {
+		snprintf(err, errlen, "field '%s' is not finite", key);
+		return JF_BAD;
+	}
+	return JF_OK;
+}
+
+enum jf_status
+jf_u64(const json_t *o, const char *key, uint64_t max, uint64_t *out,
+    char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, key);
+	double d;
+
+	if (v == NULL || json_is_null(v))
+		return JF_ABSENT;
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+
+		if (i < 0 || (uint64_t)i > max)
+			goto range;
+		*out = (uint64_t)i;
+		return JF_OK;
+	}
+	if (!json_is_real(v)) {
+		snprintf(err, errlen, "field '%s' must be an integer", key);
+		return JF_BAD;
+	}
+	d = json_real_value(v);
+	if (d != floor(d) || !isfinite(d)) {
+		snprintf(err, errlen, "field '%s' must be an integer", key);
+		return JF_BAD;
+	}
+	if (d < 0 || d > (double)max)
+		goto range;
+	*out = (uint64_t)d;
+	return JF_OK;
+range:
+	snprintf(err, errlen, "field '%s' out of range 0..%llu", key,
+	    (unsigned long long)max);
+	return JF_BAD;
+}
+
+enum jf_status
+jf_str(const json_t *o, const char *key, const char **out, char *err,
+    size_t errlen)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (v == NULL || json_is_null(v))
+		return JF_ABSENT;
+	if (!json_is_string(v)) {
+		snprintf(err, errlen, "field '%s' must be a string", key);
+		return JF_BAD;
+	}
+	*out = json_string_value(v);
+	return JF_OK;
+}
+
+enum jf_status
+jf_bool(const json_t *o, const char *key, bool *out, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (v == NULL || json_is_null(v))
+		return JF_ABSENT;
+	if (!json_is_boolean(v)) {
+		snprintf(err, errlen, "field '%s' must be true or false", key);
+		return JF_BAD;
+	}
+	*out = json_is_true(v);
+	return JF_OK;
+}
+
+int
+jset_num(json_t *o, const char *key, double x)
+{
+	json_t *v;
+
+	if (!isfinite(x))
+		v = json_null();
+	else if (x == floor(x) && fabs(x) < 9007199254740992.0)
+		v = json_integer((json_int_t)x);
+	else
+		v = json_real(x);
+	return json_object_set_new(o, key, v);
+}
+
+int
+jset_u64(json_t *o, const char *key, uint64_t x)
+{
+	if (x > (uint64_t)INT64_MAX)
+		return jset_num(o, key, (double)x);
+	return json_object_set_new(o, key, json_integer((json_int_t)x));
+}
+
+int
+jset_str(json_t *o, const char *key, const char *s)
+{
+	return json_object_set_new(o, key, s ? json_string(s) : json_null());
+}
+
+int
+jset_bool(json_t *o, const char *key, bool b)
+{
+	return json_object_set_new(o, key, json_boolean(b));
+}
+
+int
+jset_null(json_t *o, const char *key)
+{
+	return json_object_set_new(o, key, json_null());
+}
