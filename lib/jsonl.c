@@ -167,7 +167,8 @@ jsonl_filter(FILE *in, const char *name, FILE *out, jsonl_fn fn, void *ctx,
 {
 	struct jsonl_reader r;
 	enum jsonl_status st;
-	char err[512];
+	char err[sizeof(r.err)];
+	const char *msg;
 	json_t *rec;
 	int status = KV_OK;
 	size_t n = 0;
@@ -192,8 +193,9 @@ jsonl_filter(FILE *in, const char *name, FILE *out, jsonl_fn fn, void *ctx,
 				continue;
 			}
 			json_decref(rec);
-			snprintf(r.err, sizeof(r.err), "%s",
-			    err[0] ? err : "record rejected");
+			msg = err[0] ? err : "record rejected";
+			memcpy(r.err, msg, strnlen(msg, sizeof(r.err) - 1));
+			r.err[strnlen(msg, sizeof(r.err) - 1)] = '\0';
 		}
 		status = KV_DATAERR;
 		if (jsonl_error(out, name, r.lineno, r.err) != 0) {
