@@ -75,8 +75,9 @@ vb_open(const char *name, int port, int gid_index, struct vb_dev *d,
 	errno = 0;
 	if ((list = ibv_get_device_list(&n)) == NULL || n == 0) {
 		if (errno == ENOSYS)
-			snprintf(err, errlen, NO_DEVICE " (this kernel has no "
-			    "RDMA support: %s)", strerror(errno));
+			snprintf(err, errlen, NO_DEVICE "; this kernel has no "
+			    "RDMA support: ibv_get_device_list: %s",
+			    strerror(errno));
 		else
 			snprintf(err, errlen, NO_DEVICE);
 		if (list)
