@@ -20,7 +20,8 @@
  *   8  8  smallest size  16  8  largest size
  *  24  4  rkey           28  4  reserved, 0
  *  32  8  buffer address 40  8  buffer length in bytes
- *  48 + 32 i: qpn (4), psn (4), lid (2), reserved (2), gid (16)
+ *  48 + 32 i: qpn (4), psn (4), lid (2), reserved (2), gid (16),
+ *              reserved (4)
  * REJECT body: the reason, 1..HS_MAX_TEXT bytes of text, no NUL.
  * DONE body, 16 bytes: bytes to check per QP region (8), fill byte (1),
  *   reserved (7).
