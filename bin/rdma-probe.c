@@ -397,7 +397,8 @@ finish(int fd, const struct opts *o, const struct vb_dev *d, uint64_t last)
 	st = hs_send(fd, buf, hs_encode_done(buf, sizeof(buf), last, FILL),
 	    err, sizeof(err));
 	if (st == HS_OK)
-		st = hs_recv(fd, &type, buf + HS_HDR_LEN, &len, err, sizeof(err));
+		st = hs_recv(fd, &type, buf + HS_HDR_LEN, 16, &len, err,
+		    sizeof(err));
 	if (st == HS_OK && type != HS_DONE_ACK) {
 		snprintf(err, sizeof(err), "expected DONE_ACK, got type %u", type);
 		st = HS_EMALFORMED;
@@ -514,7 +515,7 @@ serve(struct opts *o, struct vb_dev *d, int fd)
 	    &accept), err, sizeof(err));
 	kv_set_timeouts(fd, 0);	/* the run may last long */
 	if (st == HS_OK)
-		st = hs_recv(fd, &type, buf, &len, err, sizeof(err));
+		st = hs_recv(fd, &type, buf, sizeof(buf), &len, err, sizeof(err));
 	if (st == HS_OK && type != HS_DONE)
 		st = HS_EMALFORMED, snprintf(err, sizeof(err), "expected DONE");
 	if (st == HS_OK)

@@ -452,8 +452,8 @@ short_read(size_t got, const char *what, char *err, size_t errlen)
 }
 
 enum hs_status
-hs_recv(int fd, enum hs_type *type, uint8_t *body, uint32_t *len, char *err,
-    size_t errlen)
+hs_recv(int fd, enum hs_type *type, uint8_t *body, size_t cap, uint32_t *len,
+    char *err, size_t errlen)
 {
 	uint8_t hdr[HS_HDR_LEN];
 	enum hs_status st;
@@ -471,6 +471,11 @@ hs_recv(int fd, enum hs_type *type, uint8_t *body, uint32_t *len, char *err,
 	}
 	if ((st = hs_decode_header(hdr, type, len, err, errlen)) != HS_OK)
 		return st;
+	if (*len > cap) {
+		snprintf(err, errlen, "handshake: message type %u of %u bytes "
+		    "where at most %zu fit", *type, *len, cap);
+		return HS_EMALFORMED;
+	}
 	got = read_upto(fd, body, *len);
 	if (got < *len)
 		return short_read(got, "message body", err, errlen);
@@ -479,14 +484,14 @@ hs_recv(int fd, enum hs_type *type, uint8_t *body, uint32_t *len, char *err,
 
 /* Receive one message and insist on its type. */
 static enum hs_status
-recv_type(int fd, enum hs_type want, uint8_t *body, uint32_t *len,
+recv_type(int fd, enum hs_type want, uint8_t *body, size_t cap, uint32_t *len,
     char *err, size_t errlen)
 {
 	enum hs_type type;
 	enum hs_status st;
 	char text[HS_MAX_TEXT + 1];
 
-	if ((st = hs_recv(fd, &type, body, len, err, errlen)))
+	if ((st = hs_recv(fd, &type, body, cap, len, err, errlen)))
 		return st;
 	if (type == HS_REJECT && want != HS_REJECT) {
 		if ((st = hs_decode_text(body, *len, text, sizeof(text), err,
@@ -515,7 +520,7 @@ hs_client_hello(int fd, const struct hs_params *hello,
 	n = hs_encode_params(buf, sizeof(buf), HS_HELLO, hello);
 	if ((st = hs_send(fd, buf, n, err, errlen)))
 		return st;
-	if ((st = recv_type(fd, HS_ACCEPT, buf, &len, err, errlen)))
+	if ((st = recv_type(fd, HS_ACCEPT, buf, sizeof(buf), &len, err, errlen)))
 		return st;
 	if ((st = hs_decode_params(buf, len, accept, err, errlen)))
 		return st;
@@ -531,7 +536,7 @@ hs_server_hello(int fd, const struct hs_expect *want,
 	uint32_t len;
 	size_t n;
 
-	if ((st = recv_type(fd, HS_HELLO, buf, &len, err, errlen)))
+	if ((st = recv_type(fd, HS_HELLO, buf, sizeof(buf), &len, err, errlen)))
 		return st;
 	if ((st = hs_decode_params(buf, len, hello, err, errlen)) == HS_OK)
 		st = hs_check_hello(hello, want, err, errlen);

@@ -129,13 +129,13 @@ enum hs_status hs_check_accept(const struct hs_params *hello,
 
 /*
  * Socket side.  Each reads or writes one whole message on fd (which
- * should have timeouts set).  hs_recv stores the type and the body
- * (buf of HS_MAX_BODY bytes) and its length.
+ * should have timeouts set).  hs_recv stores the type, and the body in
+ * body (cap bytes: a longer one is HS_EMALFORMED) with its length.
  */
 enum hs_status hs_send(int fd, const uint8_t *msg, size_t len, char *err,
     size_t errlen);
 enum hs_status hs_recv(int fd, enum hs_type *type, uint8_t *body,
-    uint32_t *len, char *err, size_t errlen);
+    size_t cap, uint32_t *len, char *err, size_t errlen);
 
 /*
  * The client's half: send hello, receive and check the ACCEPT into

@@ -51,6 +51,7 @@ query_port(struct vb_dev *d, char *err, size_t errlen)
 	}
 	d->ethernet = d->attr.link_layer == IBV_LINK_LAYER_ETHERNET;
 	d->mtu_bytes = vb_mtu_bytes(d->attr.active_mtu);
+	d->grh = d->ethernet || d->gid_index >= 0;
 	if (d->gid_index < 0)
 		d->gid_index = 0;
 	if (ibv_query_gid(d->ctx, (uint8_t)d->port, d->gid_index, &d->gid)) {
@@ -284,6 +285,14 @@ vb_mem_free(struct vb_mem *m)
 	m->dmabuf_fd = -1;
 }
 
+unsigned
+vb_signal_every(unsigned tx_depth)
+{
+	if (tx_depth < 8)
+		return 1;
+	return tx_depth / 4 < 64 ? tx_depth / 4 : 64;
+}
+
 int
 vb_qps_create(struct vb_dev *d, struct vb_qps *q, int n, unsigned tx_depth,
     char *err, size_t errlen)
@@ -294,7 +303,7 @@ vb_qps_create(struct vb_dev *d, struct vb_qps *q, int n, unsigned tx_depth,
 
 	memset(q, 0, sizeof(*q));
 	q->tx_depth = tx_depth;
-	q->signal_every = tx_depth >= 8 ? (tx_depth / 4 < 64 ? tx_depth / 4 : 64) : 1;
+	q->signal_every = vb_signal_every(tx_depth);
 	cqe = n * (int)(tx_depth / q->signal_every + 2) + 16;
 	if ((q->cq = ibv_create_cq(d->ctx, cqe, NULL, NULL, 0)) == NULL) {
 		snprintf(err, errlen, "%s: ibv_create_cq(%d): %s", d->name, cqe,
@@ -340,7 +349,6 @@ connect_one(struct vb_dev *d, struct ibv_qp *qp, uint32_t psn,
     const struct vb_remote *r, uint32_t mtu, char *err, size_t errlen)
 {
 	struct ibv_qp_attr a;
-	static const uint8_t zero[16];
 	int rc;
 
 	memset(&a, 0, sizeof(a));
@@ -352,7 +360,7 @@ connect_one(struct vb_dev *d, struct ibv_qp *qp, uint32_t psn,
 	a.min_rnr_timer = 12;
 	a.ah_attr.dlid = r->lid;
 	a.ah_attr.port_num = (uint8_t)d->port;
-	if (d->ethernet || memcmp(r->gid, zero, 16) != 0) {
+	if (d->grh) {
 		a.ah_attr.is_global = 1;
 		memcpy(a.ah_attr.grh.dgid.raw, r->gid, 16);
 		a.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
@@ -413,69 +421,83 @@ vb_qps_destroy(struct vb_qps *q)
 	memset(q, 0, sizeof(*q));
 }
 
-/* Per-QP progress of a write run. */
-struct lane {
-	uint64_t posted, done;
-	unsigned outstanding, since_signal;
-};
+unsigned
+vb_plan(struct vb_lane *l, unsigned tx_depth, unsigned signal_every,
+    uint64_t iters, int stop, unsigned max, unsigned *retire)
+{
+	unsigned k = 0;
+
+	while (k < max && l->outstanding < tx_depth) {
+		uint64_t nth = l->posted + 1;
+
+		if (iters && nth > iters)
+			break;
+		if (stop && l->since_signal == 0)
+			break;
+		l->since_signal++;
+		retire[k] = 0;
+		if (l->since_signal == signal_every || (iters && nth == iters)) {
+			retire[k] = l->since_signal;
+			l->since_signal = 0;
+		}
+		l->posted++;
+		l->outstanding++;
+		k++;
+	}
+	return k;
+}
+
+int
+vb_retire(struct vb_lane *l, unsigned count)
+{
+	if (count == 0 || count > l->outstanding)
+		return -1;
+	l->outstanding -= count;
+	l->done += count;
+	return 0;
+}
 
 #define BATCH 16
 
-/*
- * Post up to BATCH writes on QP i.  A WR is signalled when it closes a
- * chunk of signal_every or is the last one; its wr_id carries the QP
- * index and the number of WRs it retires.  stop: post only to close the
- * current chunk.
- */
+/* Post the writes vb_plan allows on QP i, chained in one call. */
 static int
-post_lane(struct vb_qps *q, int i, struct lane *l, const struct vb_mem *m,
+post_lane(struct vb_qps *q, int i, struct vb_lane *l, const struct vb_mem *m,
     const struct vb_write *w, int stop, char *err, size_t errlen)
 {
 	struct ibv_send_wr wr[BATCH], *bad;
 	struct ibv_sge sge[BATCH];
-	int k = 0, rc;
+	unsigned retire[BATCH], k, j;
+	int rc;
 
-	while (k < BATCH && l->outstanding + (unsigned)k < q->tx_depth) {
-		uint64_t nth = l->posted + (uint64_t)k + 1;
-		int last = w->iters && nth == w->iters;
-
-		if (w->iters && nth > w->iters)
-			break;
-		if (stop && l->since_signal == 0)
-			break;
-		memset(&wr[k], 0, sizeof(wr[k]));
-		sge[k].addr = m->addr;
-		sge[k].length = (uint32_t)w->size;
-		sge[k].lkey = m->mr->lkey;
-		wr[k].sg_list = &sge[k];
-		wr[k].num_sge = 1;
-		wr[k].opcode = IBV_WR_RDMA_WRITE;
-		wr[k].wr.rdma.remote_addr = w->remote_addr + (uint64_t)i * w->stride;
-		wr[k].wr.rdma.rkey = w->rkey;
-		l->since_signal++;
-		if (l->since_signal == q->signal_every || last) {
-			wr[k].send_flags = IBV_SEND_SIGNALED;
-			wr[k].wr_id = (uint64_t)i << 32 | l->since_signal;
-			l->since_signal = 0;
+	k = vb_plan(l, q->tx_depth, q->signal_every, w->iters, stop, BATCH,
+	    retire);
+	for (j = 0; j < k; j++) {
+		memset(&wr[j], 0, sizeof(wr[j]));
+		sge[j].addr = m->addr;
+		sge[j].length = (uint32_t)w->size;
+		sge[j].lkey = m->mr->lkey;
+		wr[j].sg_list = &sge[j];
+		wr[j].num_sge = 1;
+		wr[j].opcode = IBV_WR_RDMA_WRITE;
+		wr[j].wr.rdma.remote_addr = w->remote_addr +
+		    (uint64_t)i * w->stride;
+		wr[j].wr.rdma.rkey = w->rkey;
+		if (retire[j]) {
+			wr[j].send_flags = IBV_SEND_SIGNALED;
+			wr[j].wr_id = (uint64_t)i << 32 | retire[j];
 		}
-		if (k > 0)
-			wr[k - 1].next = &wr[k];
-		k++;
+		wr[j].next = j + 1 < k ? &wr[j + 1] : NULL;
 	}
-	if (k == 0)
-		return KV_OK;
-	if ((rc = ibv_post_send(q->qp[i], wr, &bad)) != 0) {
+	if (k > 0 && (rc = ibv_post_send(q->qp[i], wr, &bad)) != 0) {
 		snprintf(err, errlen, "ibv_post_send (QP %d): %s", i, strerror(rc));
 		return KV_FAIL;
 	}
-	l->posted += (uint64_t)k;
-	l->outstanding += (unsigned)k;
 	return KV_OK;
 }
 
 /* Reap completions; adds retired writes to *msgs. */
 static int
-reap(struct vb_qps *q, struct lane *lanes, uint64_t *msgs, char *err,
+reap(struct vb_qps *q, struct vb_lane *lanes, uint64_t *msgs, char *err,
     size_t errlen)
 {
 	struct ibv_wc wc[32];
@@ -495,13 +517,11 @@ reap(struct vb_qps *q, struct lane *lanes, uint64_t *msgs, char *err,
 			    wc[j].status), wc[j].vendor_err);
 			return KV_FAIL;
 		}
-		if (qi >= (unsigned)q->n || cnt > lanes[qi].outstanding) {
+		if (qi >= (unsigned)q->n || vb_retire(&lanes[qi], cnt) != 0) {
 			snprintf(err, errlen, "unexpected completion (wr_id "
 			    "0x%llx)", (unsigned long long)wc[j].wr_id);
 			return KV_SOFTWARE;
 		}
-		lanes[qi].outstanding -= cnt;
-		lanes[qi].done += cnt;
 		*msgs += cnt;
 	}
 	return KV_OK;
@@ -512,7 +532,7 @@ vb_write_run(struct vb_qps *q, const struct vb_mem *m,
     const struct vb_write *w, vb_tick_fn tick, void *ctx,
     struct vb_result *r, char *err, size_t errlen)
 {
-	struct lane lanes[VB_MAX_QPS];
+	struct vb_lane lanes[VB_MAX_QPS];
 	double t0, now, tw, window = w->interval_s > 0 ? w->interval_s : 0.1;
 	uint64_t msgs = 0, wmsgs = 0;
 	int i, rc, busy, stop = 0;

@@ -32,7 +32,8 @@ struct vb_dev {
 	int port, gid_index;
 	struct ibv_port_attr attr;
 	union ibv_gid gid;
-	bool ethernet;		/* RoCE: every packet carries a GRH */
+	bool ethernet;		/* RoCE */
+	bool grh;		/* address with a GRH: RoCE, or a GID index given */
 	uint32_t mtu_bytes;	/* the port's active MTU */
 };
 
@@ -92,6 +93,9 @@ struct vb_remote {
 	uint8_t gid[16];
 };
 
+/* One signalled write in this many: tx_depth/4, at most 64, 1 below 8. */
+unsigned vb_signal_every(unsigned tx_depth);
+
 /* Create n RC QPs on one CQ and move them to INIT. */
 int vb_qps_create(struct vb_dev *d, struct vb_qps *q, int n,
     unsigned tx_depth, char *err, size_t errlen);
@@ -99,6 +103,27 @@ int vb_qps_create(struct vb_dev *d, struct vb_qps *q, int n,
 int vb_qps_connect(struct vb_dev *d, struct vb_qps *q,
     const struct vb_remote *remote, uint32_t mtu, char *err, size_t errlen);
 void vb_qps_destroy(struct vb_qps *q);
+
+/* Per-QP progress of a write run. */
+struct vb_lane {
+	uint64_t posted, done;
+	unsigned outstanding, since_signal;
+};
+
+/*
+ * The posting rule, pure so that it is tested without a device: how many
+ * writes (at most max) lane l may post now, keeping at most tx_depth
+ * outstanding and at most iters in all (0: no limit).  A write is
+ * signalled when it closes a chunk of signal_every or is the last of
+ * iters; retire[j] gets the number of writes write j's completion
+ * retires (0: unsignalled).  stop (end of a duration run): post only to
+ * close the current chunk, so that every posted write is retired by some
+ * completion.  Updates l as if the writes were posted.
+ */
+unsigned vb_plan(struct vb_lane *l, unsigned tx_depth, unsigned signal_every,
+    uint64_t iters, int stop, unsigned max, unsigned *retire);
+/* Account a completion retiring count writes; -1 if impossible. */
+int vb_retire(struct vb_lane *l, unsigned count);
 
 /* Called at every interval with the bytes completed in it. */
 typedef int (*vb_tick_fn)(void *ctx, double start_s, double end_s,

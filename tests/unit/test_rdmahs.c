@@ -384,9 +384,32 @@ test_server_side(void)
 	close(fd);
 }
 
+/* A message longer than the caller's buffer is refused, not copied. */
+static void
+test_capacity(void)
+{
+	uint8_t small[16], buf[HS_HDR_LEN + HS_MAX_BODY];
+	struct hs_params p;
+	enum hs_type type;
+	uint32_t len;
+	char err[256];
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	params(&p, 4);
+	CHECK(kv_write_full(sv[0], buf, hs_encode_params(buf, sizeof(buf),
+	    HS_ACCEPT, &p)) == 0);
+	CHECK(hs_recv(sv[1], &type, small, sizeof(small), &len, err,
+	    sizeof(err)) == HS_EMALFORMED);
+	CHECK(strstr(err, "at most 16 fit") != NULL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int
 main(void)
 {
+	test_capacity();
 	test_roundtrip();
 	test_bad_messages();
 	test_checks();
