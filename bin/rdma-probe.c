@@ -462,6 +462,21 @@ client(struct opts *o, struct vb_dev *d, struct kv_cuda *cu)
 	return rc;
 }
 
+/* Unless st is KV_OK, tell the client why in a REJECT, then die. */
+static void
+refuse_unless(int fd, int st, const char *err)
+{
+	uint8_t buf[HS_HDR_LEN + HS_MAX_TEXT];
+	char e2[128], why[HS_MAX_TEXT + 1];
+
+	if (st == KV_OK)
+		return;
+	snprintf(why, sizeof(why), "server: %s", err);
+	(void)hs_send(fd, buf, hs_encode_text(buf, sizeof(buf), why), e2,
+	    sizeof(e2));	/* best effort: dying anyway */
+	kv_die(st, "%s", err);
+}
+
 /* Count the QP regions whose first len bytes all hold FILL. */
 static uint32_t
 regions_ok(const struct vb_mem *m, int n, uint64_t stride, uint64_t len)
@@ -505,11 +520,13 @@ serve(struct opts *o, struct vb_dev *d, int fd)
 	o->mtu = hello.mtu;
 	o->size_min = hello.size_min;
 	o->size_max = hello.size_max;
-	must(vb_mem_alloc(d, &m, VB_MEM_HOST, NULL, 0, hello.size_max *
-	    hello.qps, 0, err, sizeof(err)), err);
-	must(vb_qps_create(d, &q, hello.qps, 1, err, sizeof(err)), err);
+	refuse_unless(fd, vb_mem_alloc(d, &m, VB_MEM_HOST, NULL, 0,
+	    hello.size_max * hello.qps, 0, err, sizeof(err)), err);
+	refuse_unless(fd, vb_qps_create(d, &q, hello.qps, 1, err, sizeof(err)),
+	    err);
 	remotes(&hello, rem);
-	must(vb_qps_connect(d, &q, rem, hello.mtu, err, sizeof(err)), err);
+	refuse_unless(fd, vb_qps_connect(d, &q, rem, hello.mtu, err,
+	    sizeof(err)), err);
 	local_params(o, d, &q, &m, &accept);
 	st = hs_send(fd, buf, hs_encode_params(buf, sizeof(buf), HS_ACCEPT,
 	    &accept), err, sizeof(err));

@@ -148,6 +148,7 @@ vb_mtu_enum(uint32_t bytes)
 }
 
 #define ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+#define GPU_PAGE ((size_t)2 << 20)
 
 static int
 cu_fail(struct vb_mem *m, const char *call, CUresult rc, char *err,
@@ -243,6 +244,9 @@ vb_mem_alloc(struct vb_dev *d, struct vb_mem *m, enum vb_mem_kind kind,
 		m->addr = (uint64_t)(uintptr_t)m->host;
 		m->mr = ibv_reg_mr(d->pd, m->host, len, ACCESS);
 	} else {
+		/* Whole 2 MiB GPU pages: DMA-BUF export wants page-aligned
+		 * ranges, and peer memory pins whole pages anyway. */
+		m->len = (len + GPU_PAGE - 1) & ~(size_t)(GPU_PAGE - 1);
 		if ((rc = cuda_alloc(m, fill, err, errlen)) != KV_OK)
 			return rc;
 		if (kind == VB_MEM_CUDA_DMABUF) {
@@ -251,12 +255,12 @@ vb_mem_alloc(struct vb_dev *d, struct vb_mem *m, enum vb_mem_kind kind,
 		} else {
 			m->path = "cuMemAlloc + ibv_reg_mr on the device pointer "
 			    "(nvidia_peermem)";
-			m->mr = ibv_reg_mr(d->pd, (void *)(uintptr_t)m->dptr, len,
-			    ACCESS);
+			m->mr = ibv_reg_mr(d->pd, (void *)(uintptr_t)m->dptr,
+			    m->len, ACCESS);
 		}
 	}
 	if (m->mr == NULL) {
-		snprintf(err, errlen, "registering %zu bytes (%s): %s%s", len,
+		snprintf(err, errlen, "registering %zu bytes (%s): %s%s", m->len,
 		    m->path, strerror(errno), kind == VB_MEM_CUDA_PEERMEM &&
 		    errno == EFAULT ? " (is nvidia_peermem loaded? see "
 		    "gpu-preflight)" : "");
