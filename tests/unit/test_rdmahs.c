@@ -239,6 +239,21 @@ spawn(const struct peer *pr, char *port, size_t cap)
 		a.buf_len = h.size_max * h.qps;
 		hs_send(fd, buf, hs_encode_params(buf, sizeof(buf), HS_ACCEPT,
 		    &a), err, sizeof(err));
+		if (pr->bytes) {	/* then DONE -> DONE_ACK, as after a run */
+			enum hs_type t;
+			uint32_t n;
+			uint64_t check;
+			uint8_t fill;
+
+			if (hs_recv(fd, &t, buf, sizeof(buf), &n, err,
+			    sizeof(err)) != HS_OK || t != HS_DONE ||
+			    hs_decode_done(buf, n, &check, &fill, err,
+			    sizeof(err)) != HS_OK || check != 65536 ||
+			    fill != 0xa5)
+				_exit(3);
+			hs_send(fd, buf, hs_encode_done_ack(buf, sizeof(buf),
+			    h.qps - 1, h.qps), err, sizeof(err));
+		}
 		_exit(0);
 	}
 	if (pr->act == ACT_CLIENT) {
@@ -357,6 +372,40 @@ test_tcp(void)
 	CHECK(strstr(err, "timed out") != NULL);
 }
 
+/* The whole conversation: HELLO, ACCEPT, DONE, DONE_ACK. */
+static void
+test_full_exchange(void)
+{
+	struct hs_params h, a;
+	struct peer pr;
+	uint8_t buf[64];
+	enum hs_type type;
+	uint32_t len, ok = 9, regions = 9;
+	char port[16], err[512];
+	pid_t pid;
+	int fd;
+
+	memset(&pr, 0, sizeof(pr));
+	pr.act = ACT_SERVER;
+	pr.bytes = "done";
+	pr.want.link = HS_LINK_ETH;
+	params(&h, 3);
+	pid = spawn(&pr, port, sizeof(port));
+	fd = kv_connect("127.0.0.1", port, 5, err, sizeof(err));
+	CHECK(fd >= 0);
+	kv_set_timeouts(fd, 5);
+	CHECK(hs_client_hello(fd, &h, &a, err, sizeof(err)) == HS_OK);
+	CHECK(hs_send(fd, buf, hs_encode_done(buf, sizeof(buf), 65536, 0xa5),
+	    err, sizeof(err)) == HS_OK);
+	CHECK(hs_recv(fd, &type, buf, sizeof(buf), &len, err, sizeof(err)) ==
+	    HS_OK && type == HS_DONE_ACK);
+	CHECK(hs_decode_done_ack(buf, len, &ok, &regions, err, sizeof(err)) ==
+	    HS_OK);
+	CHECK(ok == 2 && regions == 3);
+	close(fd);
+	CHECK(reap(pid) == 0);
+}
+
 /* The server half reading something that is not an rdma-probe client. */
 static void
 test_server_side(void)
@@ -414,6 +463,7 @@ main(void)
 	test_bad_messages();
 	test_checks();
 	test_tcp();
+	test_full_exchange();
 	test_server_side();
 	return DONE("test_rdmahs");
 }
