@@ -535,7 +535,7 @@ bc_state_name(enum bc_state st)
 void
 bc_eval(const struct bc_in *in, struct bc_out *out)
 {
-	double ds = in->t_full - in->t_suffix - in->t_lookup;
+	double ds = in->t_full - (in->t_suffix + in->t_lookup);
 	double dov = in->t_full - in->t_lookup;
 
 	out->bcrit_serial = out->bcrit_overlap = NAN;
