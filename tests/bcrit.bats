@@ -269,3 +269,34 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	run_vg bcrit --config "$FIX/model-deepseek-v3.json" --flops-per-s 1e15 --bw tcp=1GB/s <<<$'{"tokens":4096,"hit_rate":0.5}\nbad\n{"tokens":1}'
 	[ "$status" -eq 65 ]
 }
+
+@test "examples/model.sh prints exactly examples/model.out" {
+	run sh "$KVGATE_ROOT/examples/model.sh"
+	assert_success
+	diff <(printf '%s\n' "$output") "$KVGATE_ROOT/examples/model.out"
+}
+
+@test "pipelines/model-grid.sh: 12 grid records, illustrative links and the FLOPs assumption labelled" {
+	run sh "$KVGATE_ROOT/pipelines/model-grid.sh" -o "$BATS_TEST_TMPDIR/g"
+	assert_success
+	assert_output --partial "link bandwidths (illustrative): tcp=2.5GB/s rdma=23GB/s"
+	assert_output --partial "ASSUMPTION: T(n) = prefill FLOPs / (989e12 FLOP/s x MFU 0.5)"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/g/grid.jsonl")" -eq 12 ]
+	run jq -s -c '[.[] | select(.state_serial == "ok" and .bw_source == "illustrative"
+	    and .mfu_assumed == 0.5 and (.links | has("tcp") and has("rdma")))] | length' "$BATS_TEST_TMPDIR/g/grid.jsonl"
+	assert_output 12
+	run jq -s -c 'map(.tokens) | unique' "$BATS_TEST_TMPDIR/g/grid.jsonl"
+	assert_output "[8192,32768,131072]"
+	[ -s "$BATS_TEST_TMPDIR/g/table.txt" ]
+}
+
+@test "pipelines/model-grid.sh: caller links and a fit replace the illustrative values" {
+	printf '{"kind":"fit","prefill_a_s":0.02,"prefill_b_s_per_token":3e-5,"prefill_c_s_per_token2":4e-11}\n' >"$BATS_TEST_TMPDIR/fit.jsonl"
+	run sh "$KVGATE_ROOT/pipelines/model-grid.sh" -o "$BATS_TEST_TMPDIR/g" -b tcp=1.1GB/s \
+	    -l "measured by tcp-probe" -F "$BATS_TEST_TMPDIR/fit.jsonl" -t 8K -r 0.5
+	assert_success
+	assert_output --partial "link bandwidths (measured by tcp-probe): tcp=1.1GB/s"
+	refute_output --partial ASSUMPTION
+	run jq -c '[.t_source, .bw_source, .links.tcp.bw_bytes_per_s, has("mfu_assumed")]' "$BATS_TEST_TMPDIR/g/grid.jsonl"
+	assert_output '["fit","measured by tcp-probe",1100000000,false]'
+}
