@@ -27,50 +27,48 @@ jsonl_free(struct jsonl_reader *r)
 /*
  * Read one line into r->buf without its newline.  Returns its length,
  * -1 at end of input, -2 when over r->max_line (rest consumed), -3 on
- * a read error or allocation failure.
+ * a read error or allocation failure.  Bytes are taken one by one so a
+ * NUL inside a line stays inside that line (and makes it invalid JSON)
+ * instead of hiding the line's end.
  */
 static long
 readline(struct jsonl_reader *r)
 {
 	size_t len = 0;
-	int toolong = 0;
+	int c, toolong = 0, any = 0;
 
-	for (;;) {
-		if (r->cap - len < 2) {
+	while ((c = getc_unlocked(r->fp)) != EOF) {
+		any = 1;
+		if (c == '\n')
+			break;
+		if (toolong)
+			continue;
+		if (len >= r->max_line) {
+			toolong = 1;
+			continue;
+		}
+		if (len + 1 >= r->cap) {
 			size_t ncap = r->cap ? r->cap * 2 : 4096;
 			char *nb;
 
-			if (ncap > r->max_line + 2)
-				ncap = r->max_line + 2;
-			if (ncap <= r->cap) {
-				toolong = 1;
-				len = 0;
-				continue;
-			}
+			if (ncap > r->max_line + 1)
+				ncap = r->max_line + 1;
 			if ((nb = realloc(r->buf, ncap)) == NULL)
 				return -3;
 			r->buf = nb;
 			r->cap = ncap;
 		}
-		if (fgets(r->buf + len, (int)(r->cap - len), r->fp) == NULL) {
-			if (ferror(r->fp))
-				return -3;
-			if (len == 0 && !toolong)
-				return -1;
-			break;
-		}
-		len += strlen(r->buf + len);
-		if (len > 0 && r->buf[len - 1] == '\n') {
-			r->buf[--len] = '\0';
-			break;
-		}
-		if (len > r->max_line) {
-			toolong = 1;
-			len = 0;
-		}
+		r->buf[len++] = (char)c;
 	}
-	if (toolong || len > r->max_line)
+	if (ferror(r->fp))
+		return -3;
+	if (!any)
+		return -1;
+	if (toolong)
 		return -2;
+	if (r->buf == NULL && (r->buf = malloc(r->cap = 4096)) == NULL)
+		return -3;
+	r->buf[len] = '\0';
 	return (long)len;
 }
 
