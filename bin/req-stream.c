@@ -29,7 +29,7 @@
 struct opts {
 	const char *url, *model, *key_env;
 	char *endpoint;
-	bool chat, fail_on_error, keep_prompt;
+	bool chat, fail_on_error, keep_prompt, have_ct;
 	long long max_conc, warmup;
 	double timeout, connect_timeout;
 };
@@ -57,7 +57,7 @@ struct req {
 	struct req *next;	/* waiting for a slot */
 	CURL *h;
 	struct oai_stream st;
-	double due, sent;
+	double due, slot, sent;
 	long conc;
 	char errbody[ERRBODY_MAX + 1];
 	size_t errlen;
@@ -270,6 +270,8 @@ start(struct loop *L, struct req *r)
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(o->timeout * 1e3));
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)(o->connect_timeout * 1e3));
+	if (r->slot == 0)
+		r->slot = r->due;
 	r->conc = ++L->active;
 	r->sent = now_s(L);
 	L->sent++;
@@ -364,8 +366,8 @@ result(struct loop *L, struct req *r, CURLcode rc)
 	    jset_num(o, "done_s", done) |
 	    jset_num(o, "ttft_s", first - r->sent) |
 	    jset_num(o, "e2e_s", done - r->sent) |
-	    jset_num(o, "queue_s", r->sent - r->due) |
-	    jset_num(o, "lag_s", r->due - r->it.sched) |
+	    jset_num(o, "queue_s", r->slot - r->due) |
+	    jset_num(o, "lag_s", r->sent - r->it.sched - (r->slot - r->due)) |
 	    set_itl(o, st) |
 	    set_opt_ll(o, "prompt_tokens", st->prompt_tokens) |
 	    set_opt_ll(o, "cached_tokens", st->cached_tokens) |
@@ -374,6 +376,23 @@ result(struct loop *L, struct req *r, CURLcode rc)
 	    (st->finish_reason[0] ? jset_str(o, "finish_reason",
 	    st->finish_reason) : jset_null(o, "finish_reason")) |
 	    jset_u64(o, "concurrency_at_send", (uint64_t)r->conc);
+}
+
+static int
+putbuf(const char *buf, size_t len, void *data)
+{
+	return fwrite(buf, 1, len, data) == len ? 0 : -1;
+}
+
+/* One compact line, reals to 12 significant digits (ns below 1000 s). */
+static int
+put_record(FILE *out, const json_t *rec)
+{
+	if (json_dump_callback(rec, putbuf, out, JSON_COMPACT |
+	    JSON_REAL_PRECISION(12)) != 0 || putc('\n', out) == EOF ||
+	    fflush(out) != 0)
+		return -1;
+	return 0;
 }
 
 static void
@@ -398,7 +417,7 @@ finish(struct loop *L, struct req *r, CURLcode rc)
 		kv_die(KV_SOFTWARE, "out of memory writing a result");
 	if (!json_is_true(json_object_get(r->it.rec, "ok")))
 		L->failed++;
-	if (jsonl_write(stdout, r->it.rec, true) != 0)
+	if (put_record(stdout, r->it.rec) != 0)
 		L->ioerr = true;
 	free_req(r);
 	while (L->whead && (L->o->max_conc == 0 ||
@@ -408,6 +427,7 @@ finish(struct loop *L, struct req *r, CURLcode rc)
 		if (L->whead == NULL)
 			L->wtail = NULL;
 		L->queued--;
+		r->slot = now_s(L);
 		start(L, r);
 	}
 }
@@ -688,7 +708,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'k': o->key_env = optarg; break;
 		case 'c': o->chat = true; break;
 		case 'C': o->connect_timeout = dur_arg("connect-timeout",
-		    optarg); break;
+		    optarg); o->have_ct = true; break;
 		case 'F': o->fail_on_error = true; break;
 		case 'P': o->keep_prompt = true; break;
 		case 'j': o->max_conc = int_arg("max-concurrency", optarg, 1,
@@ -709,6 +729,8 @@ parse(int argc, char **argv, struct opts *o)
 		kv_die(KV_USAGE, "--url is required (e.g. http://127.0.0.1:8000)");
 	if (o->model == NULL)
 		kv_die(KV_USAGE, "--model is required (the served model name)");
+	if (!o->have_ct && o->connect_timeout > o->timeout)
+		o->connect_timeout = o->timeout;
 	if (o->connect_timeout > o->timeout)
 		kv_die(KV_USAGE, "--connect-timeout must not exceed --timeout");
 	if ((o->endpoint = endpoint(o->url, o->chat)) == NULL)
