@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: MIT */
+/* stats: summaries of request results, failures in every denominator. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "jsonl.h"
+#include "stats.h"
+#include "summary.h"
+#include "units.h"
+
+#define MAXM 16			/* metrics, SLOs, group fields, percentiles */
+#define MAX_LINE (64u << 20)
+
+enum { S_KIND, S_OK, S_ERROR, S_SENT, S_DONE, S_FIRST };
+
+struct slo {
+	const char *field;
+	bool le, lt;		/* <= or <; else >= or > */
+	bool strict;
+	double limit;
+};
+
+struct opts {
+	char *metric[MAXM], *by[MAXM];
+	double pct[MAXM];
+	struct slo slo[MAXM];
+	int nmetric, nby, npct, nslo;
+	unsigned boot;
+	double ci, price, nodes;
+	uint64_t seed;
+	bool strict, cost;
+	char *lists[4];		/* strdup'd option strings */
+	struct sm_keys keys;
+	int mslot, sslot, bslot;	/* first slot of each kind */
+};
+
+struct eclass {
+	char *raw;		/* the error value's JSON text */
+	uint64_t count;
+};
+
+struct group {
+	char *by[MAXM];		/* JSON text of each group field */
+	uint64_t n, ok, failed, slo_met;
+	struct eclass *ec;
+	size_t nec;
+	struct sm_vec m[MAXM], sent, done;
+};
+
+struct acc {
+	struct group *g;
+	size_t ng, cap;
+	json_t *index;		/* group key -> position */
+};
+
+static noreturn void
+usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	    "usage: stats [--by FIELD,...] [--metrics FIELD,...]\n"
+	    "             [--percentiles P,...] [--bootstrap N] [--ci LEVEL]\n"
+	    "             [--seed S] [--slo FIELD<=LIMIT,...]\n"
+	    "             [--cost-per-hour PRICE [--nodes N]] [--strict]\n");
+	exit(status);
+}
+
+/* Split s at commas into v (at most MAXM); returns the count. */
+static int
+split(char *s, char **v, const char *opt)
+{
+	int n = 0;
+	char *t;
+
+	for (t = strtok(s, ","); t; t = strtok(NULL, ",")) {
+		if (n == MAXM)
+			kv_die(KV_USAGE, "--%s: at most %d entries", opt, MAXM);
+		v[n++] = t;
+	}
+	if (n == 0)
+		kv_die(KV_USAGE, "--%s: empty list", opt);
+	return n;
+}
+
+static void
+parse_slo(struct slo *s, char *spec)
+{
+	static const char *ops[] = { "<=", ">=", "<", ">" };
+	char err[128], *op = NULL;
+	int i;
+
+	for (i = 0; i < 4 && op == NULL; i++)
+		op = strstr(spec, ops[i]);
+	if (op == NULL || op == spec)
+		kv_die(KV_USAGE, "--slo: '%s' is not FIELD<=LIMIT (or <, >=, >)",
+		    spec);
+	s->le = op[0] == '<';
+	s->strict = op[1] != '=';
+	*op = '\0';
+	s->field = spec;
+	op += s->strict ? 1 : 2;
+	if ((strlen(spec) > 2 && strcmp(spec + strlen(spec) - 2, "_s") == 0 ?
+	    kv_parse_duration(op, &s->limit, err, sizeof(err)) :
+	    kv_parse_real(op, -1e300, 1e300, &s->limit, err, sizeof(err))) != 0)
+		kv_die(KV_USAGE, "--slo: %s: %s", s->field, err);
+}
+
+static void
+want(struct opts *o, const char *name, int slot)
+{
+	if (sm_want(&o->keys, name, slot) != 0)
+		kv_die(KV_USAGE, "too many fields");
+}
+
+static void
+parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"bootstrap", required_argument, NULL, 'B'},
+		{"by", required_argument, NULL, 'b'},
+		{"ci", required_argument, NULL, 'c'},
+		{"cost-per-hour", required_argument, NULL, 'C'},
+		{"metrics", required_argument, NULL, 'm'},
+		{"nodes", required_argument, NULL, 'N'},
+		{"percentiles", required_argument, NULL, 'p'},
+		{"seed", required_argument, NULL, 's'},
+		{"slo", required_argument, NULL, 'S'},
+		{"strict", no_argument, NULL, 'x'},
+		{"help", no_argument, NULL, 'H'},
+		{"version", no_argument, NULL, 'v'},
+		{NULL, 0, NULL, 0}
+	};
+	char err[128], *pv[MAXM], *sv[MAXM];
+	long long v;
+	int c, i, nodes_set = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->boot = 2000;
+	o->ci = 0.95;
+	o->seed = 1;
+	o->nodes = 1;
+	o->lists[0] = strdup("ttft_s,e2e_s");
+	o->lists[1] = strdup("50,90,95,99");
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'B':
+			if (kv_parse_int(optarg, 0, 1000000, &v, err,
+			    sizeof(err)) != 0)
+				kv_die(KV_USAGE, "--bootstrap: %s", err);
+			o->boot = (unsigned)v;
+			break;
+		case 'b': free(o->lists[2]); o->lists[2] = strdup(optarg);
+			break;
+		case 'c':
+			if (kv_parse_real(optarg, 0.5, 0.999999, &o->ci, err,
+			    sizeof(err)) != 0)
+				kv_die(KV_USAGE, "--ci: %s", err);
+			break;
+		case 'C':
+			if (kv_parse_real(optarg, 0, 1e12, &o->price, err,
+			    sizeof(err)) != 0)
+				kv_die(KV_USAGE, "--cost-per-hour: %s", err);
+			o->cost = true;
+			break;
+		case 'm': free(o->lists[0]); o->lists[0] = strdup(optarg);
+			break;
+		case 'N':
+			if (kv_parse_int(optarg, 1, 1000000, &v, err,
+			    sizeof(err)) != 0)
+				kv_die(KV_USAGE, "--nodes: %s", err);
+			o->nodes = (double)v;
+			nodes_set = 1;
+			break;
+		case 'p': free(o->lists[1]); o->lists[1] = strdup(optarg);
+			break;
+		case 's':
+			if (kv_parse_int(optarg, 0, INT64_MAX, &v, err,
+			    sizeof(err)) != 0)
+				kv_die(KV_USAGE, "--seed: %s", err);
+			o->seed = (uint64_t)v;
+			break;
+		case 'S': free(o->lists[3]); o->lists[3] = strdup(optarg);
+			break;
+		case 'x': o->strict = true; break;
+		case 'H': usage(0);
+		case 'v': kv_version();
+		default: usage(KV_USAGE);
+		}
+	}
+	if (optind != argc)
+		usage(KV_USAGE);
+	if (nodes_set && !o->cost)
+		kv_die(KV_USAGE, "--nodes needs --cost-per-hour");
+	o->nmetric = split(o->lists[0], o->metric, "metrics");
+	o->npct = split(o->lists[1], pv, "percentiles");
+	for (i = 0; i < o->npct; i++)
+		if (kv_parse_real(pv[i], 0, 100, &o->pct[i], err,
+		    sizeof(err)) != 0)
+			kv_die(KV_USAGE, "--percentiles: %s", err);
+	if (o->lists[2])
+		o->nby = split(o->lists[2], o->by, "by");
+	if (o->lists[3]) {
+		o->nslo = split(o->lists[3], sv, "slo");
+		for (i = 0; i < o->nslo; i++)
+			parse_slo(&o->slo[i], sv[i]);
+	}
+	want(o, "kind", S_KIND);
+	want(o, "ok", S_OK);
+	want(o, "error", S_ERROR);
+	want(o, "sent_s", S_SENT);
+	want(o, "done_s", S_DONE);
+	o->mslot = S_FIRST;
+	o->sslot = o->mslot + o->nmetric;
+	o->bslot = o->sslot + o->nslo;
+	for (i = 0; i < o->nmetric; i++)
+		want(o, o->metric[i], o->mslot + i);
+	for (i = 0; i < o->nslo; i++)
+		want(o, o->slo[i].field, o->sslot + i);
+	for (i = 0; i < o->nby; i++)
+		want(o, o->by[i], o->bslot + i);
+}
+
+static char *
+spandup(const struct sm_span *s)
+{
+	char *p = s->p && !sm_is(s, "null") ? strndup(s->p, s->n) :
+	    strdup("null");
+
+	if (p == NULL)
+		kv_die(KV_SOFTWARE, "out of memory:");
+	return p;
+}
+
+/* The group a record belongs to, made on first sight. */
+static struct group *
+group_of(struct acc *a, const struct opts *o, const struct sm_span *sp)
+{
+	char *key = NULL, *v;
+	size_t len = 0;
+	FILE *f = open_memstream(&key, &len);
+	json_t *ix;
+	struct group *g;
+	int i;
+
+	for (i = 0; f && i < o->nby; i++) {
+		v = spandup(&sp[o->bslot + i]);
+		fprintf(f, "%s\x1f", v);
+		free(v);
+	}
+	if (f == NULL || fclose(f) != 0)
+		kv_die(KV_SOFTWARE, "out of memory:");
+	if ((ix = json_object_get(a->index, key)) != NULL) {
+		free(key);
+		return &a->g[json_integer_value(ix)];
+	}
+	if (a->ng == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 8;
+		if ((a->g = realloc(a->g, a->cap * sizeof(*a->g))) == NULL)
+			kv_die(KV_SOFTWARE, "out of memory:");
+	}
+	g = &a->g[a->ng];
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < o->nby; i++)
+		g->by[i] = spandup(&sp[o->bslot + i]);
+	if (json_object_set_new(a->index, key, json_integer((json_int_t)a->ng))
+	    != 0)
+		kv_die(KV_SOFTWARE, "out of memory");
+	free(key);
+	a->ng++;
+	return g;
+}
+
+static void
+count_error(struct group *g, const struct sm_span *e, bool input)
+{
+	char *raw = input ? strdup("\"bad_input\"") : e->p &&
+	    !sm_is(e, "null") ? strndup(e->p, e->n) : strdup("\"unknown\"");
+	size_t i;
+
+	if (raw == NULL)
+		kv_die(KV_SOFTWARE, "out of memory:");
+	for (i = 0; i < g->nec; i++)
+		if (strcmp(g->ec[i].raw, raw) == 0) {
+			g->ec[i].count++;
+			free(raw);
+			return;
+		}
+	if ((g->ec = realloc(g->ec, (g->nec + 1) * sizeof(*g->ec))) == NULL)
+		kv_die(KV_SOFTWARE, "out of memory:");
+	g->ec[g->nec].raw = raw;
+	g->ec[g->nec++].count = 1;
+}
+
+static bool
+meets(const struct slo *s, double x)
+{
+	if (s->le)
+		return s->strict ? x < s->limit : x <= s->limit;
+	return s->strict ? x > s->limit : x >= s->limit;
+}
+
+/* Check one scanned record and add it to its group; -1 with err. */
+static int
+add(struct acc *a, const struct opts *o, const struct sm_span *sp,
+    char *err, size_t errlen)
+{
+	double mv[MAXM], sv[MAXM], sent = 0, done = 0;
+	int mst[MAXM], sst[MAXM], i, hs, hd;
+	bool input = sm_is(&sp[S_KIND], "\"error\""), ok = false, met;
+	struct group *g;
+
+	if (!input && !(ok = sm_is(&sp[S_OK], "true")) &&
+	    !sm_is(&sp[S_OK], "false"))
+		return snprintf(err, errlen, sp[S_OK].p ? "field 'ok' is "
+		    "not a boolean" : "missing field 'ok'"), -1;
+	for (i = 0; i < o->nmetric; i++)
+		if ((mst[i] = sm_num(&sp[o->mslot + i], &mv[i])) < 0)
+			return snprintf(err, errlen, "field '%s' is not a "
+			    "number", o->metric[i]), -1;
+	for (i = 0; i < o->nslo; i++)
+		if ((sst[i] = sm_num(&sp[o->sslot + i], &sv[i])) < 0)
+			return snprintf(err, errlen, "field '%s' is not a "
+			    "number", o->slo[i].field), -1;
+	if ((hs = sm_num(&sp[S_SENT], &sent)) < 0 ||
+	    (hd = sm_num(&sp[S_DONE], &done)) < 0)
+		return snprintf(err, errlen, "sent_s or done_s is not a "
+		    "number"), -1;
+	g = group_of(a, o, sp);
+	g->n++;
+	if (ok)
+		g->ok++;
+	else {
+		g->failed++;
+		count_error(g, &sp[S_ERROR], input);
+	}
+	for (i = 0; ok && i < o->nmetric; i++)
+		if (mst[i] > 0 && sm_push(&g->m[i], mv[i]) != 0)
+			kv_die(KV_SOFTWARE, "out of memory:");
+	for (met = ok, i = 0; i < o->nslo; i++)
+		met = met && sst[i] > 0 && meets(&o->slo[i], sv[i]);
+	g->slo_met += met && o->nslo > 0;
+	if (hs > 0 && hd > 0 && done >= sent && (sm_push(&g->sent, sent) ||
+	    sm_push(&g->done, done)))
+		kv_die(KV_SOFTWARE, "out of memory:");
+	return 0;
+}
+
+static int
+set(json_t *o, const char *k, json_t *v)
+{
+	return v == NULL || json_object_set_new(o, k, v) != 0 ? -1 : 0;
+}
+
+static void
+pct_name(char *buf, size_t n, const char *suffix, double p)
+{
+	char *d;
+
+	snprintf(buf, n, "p%g%s", p, suffix);
+	if ((d = strchr(buf, '.')) != NULL)
+		*d = '_';
+}
+
+/* The summary of one metric's values (sorted here). */
+static json_t *
+metric_obj(const struct opts *o, struct sm_vec *v, size_t gi, int mi)
+{
+	json_t *m = json_object();
+	char name[48];
+	double lo, hi;
+	int i, rc = 0;
+
+	kv_sort(v->v, v->n);
+	rc |= jset_u64(m, "n", v->n);
+	if (v->n == 0)
+		rc |= jset_str(m, "state", "no_values");
+	rc |= jset_num(m, "mean", kv_mean(v->v, v->n));
+	rc |= jset_num(m, "min", v->n ? v->v[0] : NAN);
+	rc |= jset_num(m, "max", v->n ? v->v[v->n - 1] : NAN);
+	for (i = 0; i < o->npct; i++) {
+		pct_name(name, sizeof(name), "", o->pct[i]);
+		rc |= jset_num(m, name, kv_percentile(v->v, v->n, o->pct[i]));
+		if (o->boot == 0)
+			continue;
+		if (sm_boot_ci(v->v, v->n, o->pct[i], o->boot, o->ci, o->seed,
+		    (uint64_t)gi << 40 ^ (uint64_t)mi << 20 ^ (uint64_t)i,
+		    &lo, &hi) != 0)
+			kv_die(KV_SOFTWARE, "out of memory:");
+		pct_name(name, sizeof(name), "_ci_low", o->pct[i]);
+		rc |= jset_num(m, name, lo);
+		pct_name(name, sizeof(name), "_ci_high", o->pct[i]);
+		rc |= jset_num(m, name, hi);
+	}
+	if (rc != 0)
+		kv_die(KV_SOFTWARE, "out of memory");
+	return m;
+}
+
+/* Span, QPM, goodput, concurrency and cost of a group into r. */
+static int
+rates(json_t *r, const struct opts *o, struct group *g)
+{
+	double busy = 0, span = NAN, cost;
+	uint64_t peak = 0;
+	int rc = 0;
+
+	if (g->sent.n > 0) {
+		peak = sm_peak(g->sent.v, g->done.v, g->sent.n, &busy);
+		span = g->done.v[g->done.n - 1] - g->sent.v[0];
+	}
+	if (!(span > 0))
+		rc |= jset_str(r, "span_state", g->sent.n ? "zero_span" :
+		    "no_times");
+	if (!(span > 0))
+		span = NAN;
+	rc |= jset_num(r, "span_s", span);
+	rc |= jset_num(r, "qpm", (double)g->ok / span * 60);
+	if (o->nslo)
+		rc |= jset_u64(r, "slo_met", g->slo_met) |
+		    jset_num(r, "goodput_qpm", (double)g->slo_met / span * 60);
+	rc |= jset_num(r, "concurrency_mean", busy / span);
+	rc |= jset_u64(r, "concurrency_peak", peak);
+	if (o->cost) {
+		cost = o->price * o->nodes * span / 3600;
+		rc |= jset_num(r, "cost_per_1k_requests", g->ok ?
+		    cost / (double)g->ok * 1000 : NAN);
+		if (g->ok == 0 || isnan(span))
+			rc |= jset_str(r, "cost_state", g->ok ? "no_times" :
+			    "no_successes");
+	}
+	return rc;
+}
+
+static int
+putbuf(const char *buf, size_t len, void *data)
+{
+	return fwrite(buf, 1, len, data) == len ? 0 : -1;
+}
+
+static int
+emit(const struct opts *o, struct group *g, size_t gi)
+{
+	json_t *r = json_object(), *e = json_object(), *v;
+	size_t i;
+	int rc = 0;
+
+	rc |= jset_str(r, "kind", "summary");
+	for (i = 0; i < (size_t)o->nby; i++) {
+		v = json_loads(g->by[i], JSON_DECODE_ANY, NULL);
+		rc |= set(r, o->by[i], v);
+	}
+	rc |= jset_u64(r, "n", g->n) | jset_u64(r, "ok", g->ok) |
+	    jset_u64(r, "failed", g->failed);
+	for (i = 0; i < g->nec; i++) {
+		v = json_loads(g->ec[i].raw, JSON_DECODE_ANY, NULL);
+		rc |= jset_u64(e, json_is_string(v) ? json_string_value(v) :
+		    "unknown", g->ec[i].count);
+		json_decref(v);
+	}
+	rc |= set(r, "errors", e);
+	rc |= jset_num(r, "error_rate", g->n ? (double)g->failed /
+	    (double)g->n : NAN);
+	if (g->n == 0)
+		rc |= jset_str(r, "state", "no_requests");
+	rc |= rates(r, o, g);
+	for (i = 0; i < (size_t)o->nmetric; i++)
+		rc |= set(r, o->metric[i], metric_obj(o, &g->m[i], gi, (int)i));
+	if (rc != 0)
+		kv_die(KV_SOFTWARE, "out of memory");
+	rc = json_dump_callback(r, putbuf, stdout, JSON_COMPACT |
+	    JSON_REAL_PRECISION(12)) != 0 || putchar('\n') == EOF;
+	json_decref(r);
+	return rc ? -1 : 0;
+}
+
+static void
+group_free(struct group *g, const struct opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)o->nby; i++)
+		free(g->by[i]);
+	for (i = 0; i < g->nec; i++)
+		free(g->ec[i].raw);
+	free(g->ec);
+	for (i = 0; i < (size_t)o->nmetric; i++)
+		sm_vec_free(&g->m[i]);
+	sm_vec_free(&g->sent);
+	sm_vec_free(&g->done);
+}
+
+static bool
+blank(const char *s, size_t n)
+{
+	while (n-- > 0)
+		if (!strchr(" \t\r", *s++))
+			return false;
+	return true;
+}
+
+/* Read every record into a; returns the exit status so far. */
+static int
+read_all(struct acc *a, const struct opts *o)
+{
+	struct sm_span sp[SM_MAX_KEYS];
+	char *line = NULL, err[256];
+	size_t cap = 0, lineno = 0;
+	ssize_t n;
+	int status = KV_OK;
+
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		lineno++;
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n > 0 && line[n - 1] == '\r')
+			line[--n] = '\0';
+		if (blank(line, (size_t)n))
+			continue;
+		if ((size_t)n > MAX_LINE)
+			snprintf(err, sizeof(err), "line longer than %u bytes",
+			    MAX_LINE);
+		else if (sm_scan(line, (size_t)n, &o->keys, sp, err,
+		    sizeof(err)) == 0 && add(a, o, sp, err, sizeof(err)) == 0)
+			continue;
+		status = KV_DATAERR;
+		if (jsonl_error(stdout, "stdin", lineno, err) != 0)
+			kv_die(KV_IOERR, "stdout:");
+		if (o->strict)
+			break;
+	}
+	if (ferror(stdin))
+		kv_die(KV_IOERR, "stdin:");
+	free(line);
+	return status;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct acc a = { 0 };
+	struct sm_span none[SM_MAX_KEYS] = { { 0 } };
+	int status, i;
+	size_t gi;
+
+	kv_setprogname(argv[0]);
+	parse(argc, argv, &o);
+	if ((a.index = json_object()) == NULL)
+		kv_die(KV_SOFTWARE, "out of memory");
+	status = read_all(&a, &o);
+	if (a.ng == 0 && o.nby == 0) {	/* no records: one empty summary */
+		group_of(&a, &o, none);
+	}
+	for (gi = 0; gi < a.ng; gi++) {
+		if (emit(&o, &a.g[gi], gi) != 0) {
+			status = KV_IOERR;
+			break;
+		}
+	}
+	for (gi = 0; gi < a.ng; gi++)
+		group_free(&a.g[gi], &o);
+	free(a.g);
+	json_decref(a.index);
+	for (i = 0; i < 4; i++)
+		free(o.lists[i]);
+	return kv_fshut(status);
+}

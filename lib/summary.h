@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KV_SUMMARY_H
+#define KV_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The pure parts of stats: a validating JSON-object scanner that picks
+ * out the top-level fields a summary needs without building a tree,
+ * the record evaluation, the bootstrap by order statistics and the
+ * exact concurrency sweep.
+ */
+
+#define SM_MAX_KEYS 64
+
+/* A field's raw JSON text inside the line (p NULL when absent). */
+struct sm_span {
+	const char *p;
+	size_t n;
+};
+
+/* Top-level keys wanted, each filling span[slot]. */
+struct sm_keys {
+	const char *name[SM_MAX_KEYS];
+	size_t len[SM_MAX_KEYS];
+	int slot[SM_MAX_KEYS];
+	int n;
+	int nslots;
+};
+
+/* Add a wanted key filling slot; -1 when the table is full. */
+int sm_want(struct sm_keys *k, const char *name, int slot);
+
+/*
+ * Check that line[0..len) is exactly one JSON object (RFC 8259, UTF-8,
+ * no NUL escapes, nesting up to 64) and set span[slot] for each wanted
+ * top-level key (the last occurrence wins).  0, or -1 with err.
+ */
+int sm_scan(const char *line, size_t len, const struct sm_keys *k,
+    struct sm_span *span, char *err, size_t errlen);
+
+/* Span interpretation. */
+bool sm_is(const struct sm_span *s, const char *lit);
+/* A number span as a double: 1, 0 absent/null, -1 not a number. */
+int sm_num(const struct sm_span *s, double *out);
+
+/* A growable array of doubles. */
+struct sm_vec {
+	double *v;
+	size_t n, cap;
+};
+int sm_push(struct sm_vec *v, double x);
+void sm_vec_free(struct sm_vec *v);
+
+/*
+ * Bootstrap percentile CI of the p-th percentile (type 7) of sorted
+ * x[0..n): B resamples with replacement, computed exactly through order
+ * statistics (the k-th smallest of n draws of the indices is
+ * x[ceil(n*U)] with U ~ Beta(k, n-k+1)), so each replicate costs O(1).
+ * The interval is the (1-level)/2 and (1+level)/2 type-7 quantiles of
+ * the replicates.  Deterministic for (seed, stream).  0, -1 on ENOMEM.
+ */
+int sm_boot_ci(const double *x, size_t n, double p, unsigned B,
+    double level, uint64_t seed, uint64_t stream, double *lo, double *hi);
+
+/*
+ * Concurrency over intervals [sent[i], done[i]): sorts both arrays in
+ * place, returns the peak (a request ending at t is gone before one
+ * starting at t) and the busy time sum(done - sent) in *busy.
+ */
+uint64_t sm_peak(double *sent, double *done, size_t n, double *busy);
+
+#endif
