@@ -98,7 +98,9 @@ sse_feed(struct sse *s, const char *p, size_t n, sse_fn fn, void *ctx)
 	const char *end = p + n, *e;
 	int rc;
 
-	if (s->last_cr && p < end && *p == '\n')
+	if (n == 0)
+		return SSE_OK;
+	if (s->last_cr && *p == '\n')
 		p++;
 	s->last_cr = false;
 	while (p < end) {

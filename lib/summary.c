@@ -9,7 +9,7 @@
 #include "stats.h"
 #include "summary.h"
 
-#define MAX_DEPTH 64
+#define MAX_DEPTH 2048	/* as jansson */
 
 int
 sm_want(struct sm_keys *k, const char *name, int slot)

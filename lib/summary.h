@@ -35,7 +35,7 @@ int sm_want(struct sm_keys *k, const char *name, int slot);
 
 /*
  * Check that line[0..len) is exactly one JSON object (RFC 8259, UTF-8,
- * no NUL escapes, nesting up to 64) and set span[slot] for each wanted
+ * no NUL escapes, nesting up to 2048 as jansson) and set span[slot] for each wanted
  * top-level key (the last occurrence wins).  0, or -1 with err.
  */
 int sm_scan(const char *line, size_t len, const struct sm_keys *k,
