@@ -98,6 +98,10 @@ parse_slo(struct slo *s, char *spec)
 	if (op == NULL || op == spec)
 		kv_die(KV_USAGE, "--slo: '%s' is not FIELD<=LIMIT (or <, >=, >)",
 		    spec);
+	if (strspn(spec, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789_.") != (size_t)(op - spec))
+		kv_die(KV_USAGE, "--slo: '%s' is not FIELD<=LIMIT (or <, >=, >)",
+		    spec);
 	s->le = op[0] == '<';
 	s->strict = op[1] != '=';
 	*op = '\0';

@@ -252,7 +252,10 @@ sm_scan(const char *line, size_t len, const struct sm_keys *k,
 
 	memset(span, 0, sizeof(*span) * (size_t)k->nslots);
 	if (p >= s.e || *p != '{') {
-		snprintf(err, errlen, "invalid record: not a JSON object");
+		snprintf(err, errlen, p < s.e && strchr("[\"tfn-0123456789", *p)
+		    ? "invalid record: not a JSON object" :
+		    "invalid JSON: expected '{' (column %zu)",
+		    (size_t)(p - line) + 1);
 		return -1;
 	}
 	p = ws(p + 1, s.e);
