@@ -245,11 +245,14 @@ group_of(struct acc *a, const struct opts *o, const struct sm_span *sp)
 {
 	char *key = NULL, *v;
 	size_t len = 0;
-	FILE *f = open_memstream(&key, &len);
+	FILE *f;
 	json_t *ix;
 	struct group *g;
 	int i;
 
+	if (o->nby == 0 && a->ng == 1)	/* no grouping: one group */
+		return &a->g[0];
+	f = open_memstream(&key, &len);
 	for (i = 0; f && i < o->nby; i++) {
 		v = spandup(&sp[o->bslot + i]);
 		fprintf(f, "%s\x1f", v);

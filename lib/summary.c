@@ -86,6 +86,38 @@ hex4(const char *p, const char *e, unsigned *out)
 	return 0;
 }
 
+/* Bytes a string may hold as they are: printable ASCII but '"' and '\\'. */
+static const unsigned char plain[256] = {
+	['\x20'] = 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/*
+ * True when none of the 8 bytes at p is < 0x20, '"', '\\' or >= 0x80.
+ * With every byte below 0x80, (x - n per byte) sets the high bit of the
+ * lowest byte below n: never a miss, at worst a false alarm above it,
+ * which the byte loop then handles.
+ */
+static inline bool
+all_plain8(const char *p)
+{
+	uint64_t w, q, b;
+
+	memcpy(&w, p, 8);
+	if (w & HIGHS)
+		return false;
+	q = w ^ (ONES * '"');
+	b = w ^ (ONES * '\\');
+	return (((w - ONES * 0x20) | (q - ONES) | (b - ONES)) & HIGHS) == 0;
+}
+
 /* p at '"': return the byte after the closing quote, or NULL. */
 static const char *
 str(const char *p, struct scan *s)
@@ -96,6 +128,14 @@ str(const char *p, struct scan *s)
 
 	for (p++; p < e; ) {
 		unsigned char c = (unsigned char)*p;
+		if (e - p >= 8 && all_plain8(p)) {
+			p += 8;
+			continue;
+		}
+		if (plain[c]) {
+			p++;
+			continue;
+		}
 		if (c == '"')
 			return p + 1;
 		if (c < 0x20)
