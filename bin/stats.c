@@ -381,7 +381,8 @@ metric_obj(const struct opts *o, struct sm_vec *v, size_t gi, int mi)
 	double lo, hi;
 	int i, rc = 0;
 
-	kv_sort(v->v, v->n);
+	if (v->n > 0)
+		kv_sort(v->v, v->n);
 	rc |= jset_u64(m, "n", v->n);
 	if (v->n == 0)
 		rc |= jset_str(m, "state", "no_values");
