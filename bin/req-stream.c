@@ -100,13 +100,17 @@ static void
 inq_push(struct inq *q, struct item *it)
 {
 	uint64_t one = 1;
+	bool was_empty;
 
 	pthread_mutex_lock(&q->mu);
 	while (q->n == INQ_CAP)
 		pthread_cond_wait(&q->notfull, &q->mu);
+	was_empty = q->n == 0;
 	q->ring[(q->head + q->n++) % INQ_CAP] = *it;
 	pthread_mutex_unlock(&q->mu);
-	if (write(q->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	/* the loop has a timer armed for a non-empty queue's head */
+	if (was_empty && write(q->evfd, &one, sizeof(one)) < 0 &&
+	    errno != EAGAIN)
 		kv_warn("eventfd:");
 }
 

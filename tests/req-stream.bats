@@ -221,3 +221,28 @@ metric() { curl -s "$URL/metrics" | awk -v m="$1" '$1 ~ "^"m {print $2}'; }
 	assert_success
 	assert_output --partial '"error":"http_5xx"'
 }
+
+@test "128K-token prompts (1 MB bodies) stream like short ones" {
+	start_double --cache-blocks 20000
+	workload --requests 2 --tokens 128K --hit-rate 0.5 --output-tokens 3 >"$BATS_TEST_TMPDIR/w"
+	run sh -c "req-stream --url $URL --model fake-model --max-concurrency 1 <'$BATS_TEST_TMPDIR/w' | jq -c '[.ok, .prompt_tokens, .cached_tokens == .expected_hit_tokens, .output_tokens]'"
+	assert_output "$(printf '[true,131072,true,3]\n[true,131072,true,3]')"
+}
+
+@test "a progress line appears only when stderr is a terminal" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	start_double --itl 0.05
+	workload --requests 3 --tokens 8 --output-tokens 20 >"$BATS_TEST_TMPDIR/w"
+	run --separate-stderr sh -c "req-stream --url $URL --model fake-model <'$BATS_TEST_TMPDIR/w' >/dev/null"
+	assert_success
+	[ -z "$stderr" ]
+	run script -qec "req-stream --url $URL --model fake-model <'$BATS_TEST_TMPDIR/w' >/dev/null" /dev/null
+	assert_success
+	assert_output --partial "req-stream: 3 sent, 3 done, 0 failed, 0 in flight"
+}
+
+@test "examples/serving.sh gives its expected output" {
+	run sh "$KVGATE_ROOT/examples/serving.sh"
+	assert_success
+	assert_output "$(cat "$KVGATE_ROOT/examples/serving.expected")"
+}
