@@ -69,6 +69,7 @@ struct loop {
 	struct inq *q;
 	CURLM *m;
 	int ep, tsend, tcurl;
+	double tsend_at, tcurl_at;	/* armed deadlines, -1 when off */
 	struct curl_slist *hdrs;
 	struct req *whead, *wtail;
 	long active, queued;
@@ -200,22 +201,28 @@ on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sockp)
 	return 0;
 }
 
+/*
+ * Arm timer fd tfd (whose current deadline is *armed, -1 when off) to
+ * fire at absolute monotonic time at, or disarm it when off; a timer
+ * already set that way is left alone (one syscall fewer per pass).
+ */
 static void
-arm(int tfd, double delay_s, bool off)
+arm(int tfd, double *armed, double at, bool off)
 {
 	struct itimerspec ts = { 0 };
 
+	if (off ? *armed < 0 : *armed == at)
+		return;
 	if (!off) {
-		if (delay_s < 1e-9)
-			delay_s = 1e-9;
-		ts.it_value.tv_sec = (time_t)delay_s;
-		ts.it_value.tv_nsec = (long)((delay_s -
-		    (double)ts.it_value.tv_sec) * 1e9);
+		ts.it_value.tv_sec = (time_t)at;
+		ts.it_value.tv_nsec = (long)((at - (double)ts.it_value.tv_sec)
+		    * 1e9);
 		if (ts.it_value.tv_sec == 0 && ts.it_value.tv_nsec == 0)
 			ts.it_value.tv_nsec = 1;
 	}
-	if (timerfd_settime(tfd, 0, &ts, NULL) != 0)
+	if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &ts, NULL) != 0)
 		kv_die(KV_SOFTWARE, "timerfd_settime:");
+	*armed = off ? -1 : at;
 }
 
 static int
@@ -223,7 +230,8 @@ on_timer(CURLM *m, long ms, void *userp)
 {
 	struct loop *L = userp;
 
-	arm(L->tcurl, (double)ms / 1e3, ms < 0);
+	/* 0 means now: an absolute time in the past fires at once */
+	arm(L->tcurl, &L->tcurl_at, kv_mono() + (double)ms / 1e3, ms < 0);
 	return 0;
 }
 
@@ -470,7 +478,7 @@ dispatch(struct loop *L)
 		t = now_s(L);
 		if (it.err == NULL && it.sched > t) {
 			pthread_mutex_unlock(&q->mu);
-			arm(L->tsend, it.sched - t, false);
+			arm(L->tsend, &L->tsend_at, L->t0 + it.sched, false);
 			return;
 		}
 		q->head = (q->head + 1) % INQ_CAP;
@@ -500,7 +508,7 @@ dispatch(struct loop *L)
 		L->wtail = r;
 		L->queued++;
 	}
-	arm(L->tsend, 0, true);
+	arm(L->tsend, &L->tsend_at, 0, true);
 }
 
 /* ---- the event loop ---- */
@@ -543,11 +551,14 @@ on_events(struct loop *L, const struct epoll_event *ev, int n)
 		if (fd == L->tsend || fd == L->q->evfd) {
 			if (read(fd, &x, sizeof(x)) < 0 && errno != EAGAIN)
 				kv_die(KV_SOFTWARE, "read timer:");
+			if (fd == L->tsend)
+				L->tsend_at = -1;
 			continue;
 		}
 		if (fd == L->tcurl) {
 			if (read(fd, &x, sizeof(x)) < 0 && errno != EAGAIN)
 				kv_die(KV_SOFTWARE, "read timer:");
+			L->tcurl_at = -1;
 			curl_multi_socket_action(L->m, CURL_SOCKET_TIMEOUT, 0,
 			    &running);
 			continue;
@@ -790,6 +801,7 @@ setup(struct loop *L, struct inq *q, const struct opts *o)
 	L->o = o;
 	L->q = q;
 	L->tty = isatty(STDERR_FILENO);
+	L->tsend_at = L->tcurl_at = -1;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
 	    (L->m = curl_multi_init()) == NULL)
 		kv_die(KV_SOFTWARE, "libcurl initialisation failed");
