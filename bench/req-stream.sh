@@ -7,14 +7,16 @@
 #  3. STREAMS concurrent streams (default 10000) and req-stream's memory
 #     per stream (peak RSS minus the RSS of a one-request run).
 # Knobs: KVGATE_BIN, CONNS (32), SECS (5), RATE_SECS (3), RATES ("250 500 1000 2000 4000"),
-#        STREAMS (10000), STREAM_TOKENS (8), STREAM_ITL (1.0 s).
+#        STREAMS (10000), STREAM_TOKENS (4), STREAM_ITL (1.0 s).
+# The test double is one Python process: it, not req-stream, limits the
+# throughput in 1. and the stream durations in 3.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${KVGATE_BIN:-$root/build/bin}
 PATH=$BIN:$PATH
 CONNS=${CONNS:-32} SECS=${SECS:-5} RATE_SECS=${RATE_SECS:-3}
 RATES=${RATES:-"250 500 1000 2000 4000"}
-STREAMS=${STREAMS:-10000} STREAM_TOKENS=${STREAM_TOKENS:-8}
+STREAMS=${STREAMS:-10000} STREAM_TOKENS=${STREAM_TOKENS:-4}
 STREAM_ITL=${STREAM_ITL:-1.0}
 tmp=$(mktemp -d)
 dpid=
@@ -69,6 +71,8 @@ for rate in $RATES; do
 	printf 'rate %5d/s: %6d requests, %6d ok, lag p50 %.3f ms, p99 %.3f ms, max %.3f ms, peak concurrency %d\n' \
 	    "$rate" "$1" "$2" "$3" "$4" "$5" "$6"
 	if awk -v p="$4" 'BEGIN {exit !(p <= 1.0)}'; then best=$rate; fi
+	# far behind (p99 over 100 ms): higher rates only take longer
+	awk -v p="$4" 'BEGIN {exit !(p > 100)}' && break
 done
 echo "highest rate with p99 lag <= 1 ms: $best/s (of the rates tried: $RATES)"
 python3 -c '
