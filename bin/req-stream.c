@@ -296,35 +296,21 @@ static const char *
 classify(struct req *r, CURLcode rc, long code, char *detail, size_t dlen)
 {
 	curl_off_t ct = 0;
+	enum oai_end end;
 
 	curl_easy_getinfo(r->h, CURLINFO_CONNECT_TIME_T, &ct);
-	snprintf(detail, dlen, "%s", r->cerr[0] ? r->cerr :
-	    curl_easy_strerror(rc));
-	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+	if (rc == CURLE_OK)
+		end = OAI_END_OK;
+	else if (rc == CURLE_COULDNT_CONNECT ||
+	    rc == CURLE_COULDNT_RESOLVE_HOST ||
 	    (rc == CURLE_OPERATION_TIMEDOUT && ct == 0 && code == 0))
-		return "connect";
-	if (code >= 400) {
-		snprintf(detail, dlen, "HTTP %ld: %s", code, r->errbody);
-		return code >= 500 ? "http_5xx" : "http_4xx";
-	}
-	if (rc == CURLE_OPERATION_TIMEDOUT)
-		return "timeout";
-	if (rc != CURLE_OK)
-		return "stream_cut";
-	if (code < 200 || code >= 300) {
-		snprintf(detail, dlen, "HTTP %ld", code);
-		return "bad_stream";
-	}
-	if (r->st.bad) {
-		snprintf(detail, dlen, "%s", r->st.detail);
-		return "bad_stream";
-	}
-	if (!r->st.done) {
-		snprintf(detail, dlen, "stream ended without data: [DONE]%s",
-		    sse_pending(&r->st.sse) ? " inside an event" : "");
-		return "stream_cut";
-	}
-	return NULL;
+		end = OAI_END_NOCONNECT;
+	else if (rc == CURLE_OPERATION_TIMEDOUT)
+		end = OAI_END_TIMEOUT;
+	else
+		end = OAI_END_TRANSFER;
+	return oai_classify(&r->st, end, code, r->cerr[0] ? r->cerr :
+	    curl_easy_strerror(rc), r->errbody, detail, dlen);
 }
 
 static int

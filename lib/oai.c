@@ -164,6 +164,38 @@ oai_digest(struct oai_stream *s, char hex[KV_SHA256_HEX])
 	return 0;
 }
 
+const char *
+oai_classify(const struct oai_stream *s, enum oai_end end, long status,
+    const char *why, const char *errbody, char *detail, size_t dlen)
+{
+	snprintf(detail, dlen, "%s", why ? why : "");
+	if (end == OAI_END_NOCONNECT)
+		return "connect";
+	if (status >= 400) {
+		snprintf(detail, dlen, "HTTP %ld: %.160s", status,
+		    errbody ? errbody : "");
+		return status >= 500 ? "http_5xx" : "http_4xx";
+	}
+	if (end == OAI_END_TIMEOUT)
+		return "timeout";
+	if (end != OAI_END_OK)
+		return "stream_cut";
+	if (status < 200 || status >= 300) {
+		snprintf(detail, dlen, "HTTP %ld", status);
+		return "bad_stream";
+	}
+	if (s->bad) {
+		snprintf(detail, dlen, "%s", s->detail);
+		return "bad_stream";
+	}
+	if (!s->done) {
+		snprintf(detail, dlen, "stream ended without data: [DONE]%s",
+		    sse_pending(&s->sse) ? " inside an event" : "");
+		return "stream_cut";
+	}
+	return NULL;
+}
+
 /* Check the prompt: a string, or an array of non-negative integers. */
 static int
 check_prompt(const json_t *p, bool chat, char *err, size_t errlen)

@@ -45,6 +45,27 @@ void oai_event(struct oai_stream *s, const char *data, size_t len);
 /* Finish: write the digest's hex; 0 or -1. */
 int oai_digest(struct oai_stream *s, char hex[KV_SHA256_HEX]);
 
+/* How the transfer ended, as the HTTP client saw it. */
+enum oai_end {
+	OAI_END_OK,		/* the response was read to its end */
+	OAI_END_NOCONNECT,	/* refused, unresolved, or connect timed out */
+	OAI_END_TIMEOUT,	/* the request limit passed after connecting */
+	OAI_END_TRANSFER	/* any other transfer failure */
+};
+
+/*
+ * The error class of a finished request, or NULL when it succeeded, and
+ * a short reason in detail.  The first that applies: "connect";
+ * "http_4xx"/"http_5xx" for a status >= 400 (errbody, the start of the
+ * response body, goes into detail); "timeout"; "stream_cut" for another
+ * transfer failure; "bad_stream" for a status outside 2xx, a malformed
+ * chunk or an error object; "stream_cut" when data: [DONE] never came.
+ * why is the client's own message for the end.
+ */
+const char *oai_classify(const struct oai_stream *s, enum oai_end end,
+    long status, const char *why, const char *errbody, char *detail,
+    size_t dlen);
+
 /*
  * The request body for rec: {"model":..,"prompt":..} (or "messages" with
  * one user message when chat), "max_tokens" from the record when it has

@@ -147,11 +147,46 @@ test_body(void)
 	json_decref(rec);
 }
 
+static void
+test_classify(void)
+{
+	struct oai_stream s;
+	char d[256];
+
+	CHECK(oai_init(&s, false) == 0);
+	CHECK_STR(oai_classify(&s, OAI_END_NOCONNECT, 0, "refused", NULL, d,
+	    sizeof(d)), "connect");
+	CHECK_STR(d, "refused");
+	CHECK_STR(oai_classify(&s, OAI_END_OK, 503, "", "{\"x\":1}", d,
+	    sizeof(d)), "http_5xx");
+	CHECK_STR(d, "HTTP 503: {\"x\":1}");
+	CHECK_STR(oai_classify(&s, OAI_END_OK, 429, "", "", d, sizeof(d)),
+	    "http_4xx");
+	CHECK_STR(oai_classify(&s, OAI_END_TIMEOUT, 200, "slow", NULL, d,
+	    sizeof(d)), "timeout");
+	CHECK_STR(oai_classify(&s, OAI_END_TRANSFER, 200, "cut", NULL, d,
+	    sizeof(d)), "stream_cut");
+	CHECK_STR(oai_classify(&s, OAI_END_OK, 302, "", NULL, d, sizeof(d)),
+	    "bad_stream");
+	CHECK_STR(oai_classify(&s, OAI_END_OK, 200, "", NULL, d, sizeof(d)),
+	    "stream_cut");	/* no [DONE] */
+	CHECK_STR(d, "stream ended without data: [DONE]");
+	oai_feed(&s, "data: [DONE]\n\n", 14, 0);
+	CHECK(oai_classify(&s, OAI_END_OK, 200, "", NULL, d, sizeof(d)) ==
+	    NULL);
+	ev(&s, "{\"choices\":7}");
+	CHECK_STR(oai_classify(&s, OAI_END_OK, 200, "", NULL, d, sizeof(d)),
+	    "bad_stream");
+	CHECK_STR(d, "malformed chunk: choices is not an array");
+	oai_free(&s);
+}
+
 int
 main(void)
 {
 	test_sse();
 	test_oai();
 	test_body();
+	test_classify();
 	return DONE("test_stream");
 }
