@@ -3,13 +3,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -20,10 +18,10 @@
 #include "err.h"
 #include "jsonl.h"
 #include "oai.h"
+#include "reqfeed.h"
 #include "stats.h"
 #include "units.h"
 
-#define INQ_CAP 1024		/* records read ahead of their send time */
 #define ERRBODY_MAX 200
 
 struct opts {
@@ -34,26 +32,8 @@ struct opts {
 	double timeout, connect_timeout;
 };
 
-/* A record read ahead: a request to send or a bad line to report. */
-struct item {
-	json_t *rec;
-	char *body, *err;
-	size_t line;
-	double sched;
-};
-
-struct inq {
-	pthread_mutex_t mu;
-	pthread_cond_t notfull;
-	struct item ring[INQ_CAP];
-	size_t head, n;
-	bool eof, ioerr;
-	int evfd;
-	const struct opts *o;
-};
-
 struct req {
-	struct item it;
+	struct rf_item it;
 	struct req *next;	/* waiting for a slot */
 	CURL *h;
 	struct oai_stream st;
@@ -66,7 +46,7 @@ struct req {
 
 struct loop {
 	const struct opts *o;
-	struct inq *q;
+	struct reqfeed *q;
 	CURLM *m;
 	int ep, tsend, tcurl;
 	double tsend_at, tcurl_at;	/* armed deadlines, -1 when off */
@@ -93,88 +73,6 @@ static double
 now_s(const struct loop *L)
 {
 	return kv_mono() - L->t0;
-}
-
-/* ---- the reader thread: parse records and build bodies ahead ---- */
-
-static void
-inq_push(struct inq *q, struct item *it)
-{
-	uint64_t one = 1;
-	bool was_empty;
-
-	pthread_mutex_lock(&q->mu);
-	while (q->n == INQ_CAP)
-		pthread_cond_wait(&q->notfull, &q->mu);
-	was_empty = q->n == 0;
-	q->ring[(q->head + q->n++) % INQ_CAP] = *it;
-	pthread_mutex_unlock(&q->mu);
-	/* the loop has a timer armed for a non-empty queue's head */
-	if (was_empty && write(q->evfd, &one, sizeof(one)) < 0 &&
-	    errno != EAGAIN)
-		kv_warn("eventfd:");
-}
-
-static void
-make_item(struct inq *q, json_t *rec, struct item *it)
-{
-	char err[256];
-	double t = 0;
-
-	if (jf_num(rec, "arrival_s", &t, err, sizeof(err)) == JF_BAD ||
-	    (it->body = oai_body(rec, q->o->model, q->o->chat, err,
-	    sizeof(err))) == NULL) {
-		it->err = strdup(err);
-		json_decref(rec);
-		return;
-	}
-	if (t < 0) {
-		free(it->body);
-		it->body = NULL;
-		it->err = strdup("arrival_s must not be negative");
-		json_decref(rec);
-		return;
-	}
-	if (!q->o->keep_prompt)
-		json_object_del(rec, "prompt");
-	it->rec = rec;
-	it->sched = t;
-}
-
-static void *
-reader(void *arg)
-{
-	struct inq *q = arg;
-	struct jsonl_reader r;
-	struct item it;
-	json_t *rec;
-	enum jsonl_status st;
-	uint64_t one = 1;
-
-	jsonl_init(&r, stdin, "stdin", 0);
-	while ((st = jsonl_next(&r, &rec)) != JSONL_EOF) {
-		memset(&it, 0, sizeof(it));
-		it.line = r.lineno;
-		if (st == JSONL_BAD && ferror(stdin)) {
-			kv_warn("stdin: %s", r.err);
-			q->ioerr = true;
-			break;
-		}
-		if (st == JSONL_BAD)
-			it.err = strdup(r.err);
-		else
-			make_item(q, rec, &it);
-		if (it.err == NULL && it.rec == NULL)
-			it.err = strdup("out of memory");
-		inq_push(q, &it);
-	}
-	jsonl_free(&r);
-	pthread_mutex_lock(&q->mu);
-	q->eof = true;
-	pthread_mutex_unlock(&q->mu);
-	if (write(q->evfd, &one, sizeof(one)) < 0)
-		kv_warn("eventfd:");
-	return NULL;
 }
 
 /* ---- libcurl's socket and timer callbacks ---- */
@@ -449,28 +347,17 @@ reap(struct loop *L)
 static void
 dispatch(struct loop *L)
 {
-	struct inq *q = L->q;
-	struct item it;
+	struct rf_item it;
 	struct req *r;
 	double t;
 
-	for (;;) {
-		pthread_mutex_lock(&q->mu);
-		if (q->n == 0) {
-			pthread_mutex_unlock(&q->mu);
-			break;
-		}
-		it = q->ring[q->head];
+	while (rf_peek(L->q, &it)) {
 		t = now_s(L);
 		if (it.err == NULL && it.sched > t) {
-			pthread_mutex_unlock(&q->mu);
 			arm(L->tsend, &L->tsend_at, L->t0 + it.sched, false);
 			return;
 		}
-		q->head = (q->head + 1) % INQ_CAP;
-		q->n--;
-		pthread_cond_signal(&q->notfull);
-		pthread_mutex_unlock(&q->mu);
+		rf_pop(L->q);
 		if (it.err) {
 			L->bad = true;
 			if (jsonl_error(stdout, "stdin", it.line, it.err) != 0)
@@ -502,14 +389,7 @@ dispatch(struct loop *L)
 static bool
 finished(struct loop *L)
 {
-	bool eof;
-	size_t n;
-
-	pthread_mutex_lock(&L->q->mu);
-	eof = L->q->eof;
-	n = L->q->n;
-	pthread_mutex_unlock(&L->q->mu);
-	return eof && n == 0 && L->active == 0 && L->whead == NULL;
+	return L->active == 0 && L->whead == NULL && rf_done(L->q);
 }
 
 static void
@@ -534,7 +414,7 @@ on_events(struct loop *L, const struct epoll_event *ev, int n)
 
 	for (i = 0; i < n; i++) {
 		fd = ev[i].data.fd;
-		if (fd == L->tsend || fd == L->q->evfd) {
+		if (fd == L->tsend || fd == L->q->fd) {
 			if (read(fd, &x, sizeof(x)) < 0 && errno != EAGAIN)
 				kv_die(KV_SOFTWARE, "read timer:");
 			if (fd == L->tsend)
@@ -768,7 +648,7 @@ headers(const struct opts *o)
 }
 
 static void
-setup(struct loop *L, struct inq *q, const struct opts *o)
+setup(struct loop *L, struct reqfeed *q, const struct opts *o)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct rlimit rl;
@@ -779,10 +659,6 @@ setup(struct loop *L, struct inq *q, const struct opts *o)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	signal(SIGPIPE, SIG_IGN);
-	memset(q, 0, sizeof(*q));
-	pthread_mutex_init(&q->mu, NULL);
-	pthread_cond_init(&q->notfull, NULL);
-	q->o = o;
 	memset(L, 0, sizeof(*L));
 	L->o = o;
 	L->q = q;
@@ -799,8 +675,7 @@ setup(struct loop *L, struct inq *q, const struct opts *o)
 	curl_multi_setopt(L->m, CURLMOPT_MAXCONNECTS, maxc);
 	if ((L->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    (L->tsend = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK)) < 0 ||
-	    (L->tcurl = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK)) < 0 ||
-	    (q->evfd = eventfd(0, EFD_NONBLOCK)) < 0)
+	    (L->tcurl = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK)) < 0)
 		kv_die(KV_SOFTWARE, "event loop set-up:");
 	ev.data.fd = L->tsend;
 	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, L->tsend, &ev) != 0)
@@ -808,38 +683,38 @@ setup(struct loop *L, struct inq *q, const struct opts *o)
 	ev.data.fd = L->tcurl;
 	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, L->tcurl, &ev) != 0)
 		kv_die(KV_SOFTWARE, "epoll_ctl:");
-	ev.data.fd = q->evfd;
-	if (epoll_ctl(L->ep, EPOLL_CTL_ADD, q->evfd, &ev) != 0)
-		kv_die(KV_SOFTWARE, "epoll_ctl:");
 }
 
 int
 main(int argc, char **argv)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
 	struct opts o;
-	struct inq q;
+	struct reqfeed q;
 	struct loop L;
-	pthread_t th;
 	int status = KV_OK;
+	bool ioerr;
 
 	kv_setprogname(argv[0]);
 	parse(argc, argv, &o);
 	setup(&L, &q, &o);
 	warmup(&o, L.hdrs);
-	if (pthread_create(&th, NULL, reader, &q) != 0)
-		kv_die(KV_SOFTWARE, "pthread_create failed");
+	if (rf_start(&q, stdin, o.model, o.chat, o.keep_prompt) != 0)
+		kv_die(KV_SOFTWARE, "starting the input reader:");
+	ev.data.fd = q.fd;
+	if (epoll_ctl(L.ep, EPOLL_CTL_ADD, q.fd, &ev) != 0)
+		kv_die(KV_SOFTWARE, "epoll_ctl:");
 	L.t0 = kv_mono();
 	run(&L);
-	pthread_join(th, NULL);
+	ioerr = rf_stop(&q);
 	curl_multi_cleanup(L.m);
 	curl_slist_free_all(L.hdrs);
 	curl_global_cleanup();
 	close(L.ep);
 	close(L.tsend);
 	close(L.tcurl);
-	close(q.evfd);
 	free(o.endpoint);
-	if (q.ioerr)
+	if (ioerr)
 		status = KV_IOERR;
 	else if (L.bad)
 		status = KV_DATAERR;
