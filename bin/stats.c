@@ -13,30 +13,18 @@
 #include "summary.h"
 #include "units.h"
 
-#define MAXM 16			/* metrics, SLOs, group fields, percentiles */
+#define MAXM SM_MAXF		/* percentiles, like metrics and fields */
 #define MAX_LINE (64u << 20)
 
-enum { S_KIND, S_OK, S_ERROR, S_SENT, S_DONE, S_FIRST };
-
-struct slo {
-	const char *field;
-	bool le, lt;		/* <= or <; else >= or > */
-	bool strict;
-	double limit;
-};
-
 struct opts {
-	char *metric[MAXM], *by[MAXM];
+	struct sm_spec sp;	/* metrics, SLOs, group fields */
 	double pct[MAXM];
-	struct slo slo[MAXM];
-	int nmetric, nby, npct, nslo;
+	int npct;
 	unsigned boot;
 	double ci, price, nodes;
 	uint64_t seed;
 	bool strict, cost;
 	char *lists[4];		/* strdup'd option strings */
-	struct sm_keys keys;
-	int mslot, sslot, bslot;	/* first slot of each kind */
 };
 
 struct eclass {
@@ -87,40 +75,6 @@ split(char *s, char **v, const char *opt)
 }
 
 static void
-parse_slo(struct slo *s, char *spec)
-{
-	static const char *ops[] = { "<=", ">=", "<", ">" };
-	char err[128], *op = NULL;
-	int i;
-
-	for (i = 0; i < 4 && op == NULL; i++)
-		op = strstr(spec, ops[i]);
-	if (op == NULL || op == spec)
-		kv_die(KV_USAGE, "--slo: '%s' is not FIELD<=LIMIT (or <, >=, >)",
-		    spec);
-	if (strspn(spec, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789_.") != (size_t)(op - spec))
-		kv_die(KV_USAGE, "--slo: '%s' is not FIELD<=LIMIT (or <, >=, >)",
-		    spec);
-	s->le = op[0] == '<';
-	s->strict = op[1] != '=';
-	*op = '\0';
-	s->field = spec;
-	op += s->strict ? 1 : 2;
-	if ((strlen(spec) > 2 && strcmp(spec + strlen(spec) - 2, "_s") == 0 ?
-	    kv_parse_duration(op, &s->limit, err, sizeof(err)) :
-	    kv_parse_real(op, -1e300, 1e300, &s->limit, err, sizeof(err))) != 0)
-		kv_die(KV_USAGE, "--slo: %s: %s", s->field, err);
-}
-
-static void
-want(struct opts *o, const char *name, int slot)
-{
-	if (sm_want(&o->keys, name, slot) != 0)
-		kv_die(KV_USAGE, "too many fields");
-}
-
-static void
 parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -138,7 +92,7 @@ parse(int argc, char **argv, struct opts *o)
 		{"version", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0}
 	};
-	char err[128], *pv[MAXM], *sv[MAXM];
+	char err[128], *pv[MAXM], *sv[MAXM], *mv[MAXM], *bv[MAXM];
 	long long v;
 	int c, i, nodes_set = 0;
 
@@ -199,33 +153,25 @@ parse(int argc, char **argv, struct opts *o)
 		usage(KV_USAGE);
 	if (nodes_set && !o->cost)
 		kv_die(KV_USAGE, "--nodes needs --cost-per-hour");
-	o->nmetric = split(o->lists[0], o->metric, "metrics");
+	o->sp.nmetric = split(o->lists[0], mv, "metrics");
 	o->npct = split(o->lists[1], pv, "percentiles");
 	for (i = 0; i < o->npct; i++)
 		if (kv_parse_real(pv[i], 0, 100, &o->pct[i], err,
 		    sizeof(err)) != 0)
 			kv_die(KV_USAGE, "--percentiles: %s", err);
+	for (i = 0; i < o->sp.nmetric; i++)
+		o->sp.metric[i] = mv[i];
 	if (o->lists[2])
-		o->nby = split(o->lists[2], o->by, "by");
-	if (o->lists[3]) {
-		o->nslo = split(o->lists[3], sv, "slo");
-		for (i = 0; i < o->nslo; i++)
-			parse_slo(&o->slo[i], sv[i]);
-	}
-	want(o, "kind", S_KIND);
-	want(o, "ok", S_OK);
-	want(o, "error", S_ERROR);
-	want(o, "sent_s", S_SENT);
-	want(o, "done_s", S_DONE);
-	o->mslot = S_FIRST;
-	o->sslot = o->mslot + o->nmetric;
-	o->bslot = o->sslot + o->nslo;
-	for (i = 0; i < o->nmetric; i++)
-		want(o, o->metric[i], o->mslot + i);
-	for (i = 0; i < o->nslo; i++)
-		want(o, o->slo[i].field, o->sslot + i);
-	for (i = 0; i < o->nby; i++)
-		want(o, o->by[i], o->bslot + i);
+		o->sp.nby = split(o->lists[2], bv, "by");
+	for (i = 0; i < o->sp.nby; i++)
+		o->sp.by[i] = bv[i];
+	if (o->lists[3])
+		o->sp.nslo = split(o->lists[3], sv, "slo");
+	for (i = 0; i < o->sp.nslo; i++)
+		if (sm_parse_slo(&o->sp.slo[i], sv[i], err, sizeof(err)) != 0)
+			kv_die(KV_USAGE, "--slo: %s", err);
+	if (sm_spec_keys(&o->sp) != 0)
+		kv_die(KV_USAGE, "too many fields");
 }
 
 static char *
@@ -250,11 +196,11 @@ group_of(struct acc *a, const struct opts *o, const struct sm_span *sp)
 	struct group *g;
 	int i;
 
-	if (o->nby == 0 && a->ng == 1)	/* no grouping: one group */
+	if (o->sp.nby == 0 && a->ng == 1)	/* no grouping: one group */
 		return &a->g[0];
 	f = open_memstream(&key, &len);
-	for (i = 0; f && i < o->nby; i++) {
-		v = spandup(&sp[o->bslot + i]);
+	for (i = 0; f && i < o->sp.nby; i++) {
+		v = spandup(&sp[o->sp.bslot + i]);
 		fprintf(f, "%s\x1f", v);
 		free(v);
 	}
@@ -271,8 +217,8 @@ group_of(struct acc *a, const struct opts *o, const struct sm_span *sp)
 	}
 	g = &a->g[a->ng];
 	memset(g, 0, sizeof(*g));
-	for (i = 0; i < o->nby; i++)
-		g->by[i] = spandup(&sp[o->bslot + i]);
+	for (i = 0; i < o->sp.nby; i++)
+		g->by[i] = spandup(&sp[o->sp.bslot + i]);
 	if (json_object_set_new(a->index, key, json_integer((json_int_t)a->ng))
 	    != 0)
 		kv_die(KV_SOFTWARE, "out of memory");
@@ -302,56 +248,31 @@ count_error(struct group *g, const struct sm_span *e, bool input)
 	g->ec[g->nec++].count = 1;
 }
 
-static bool
-meets(const struct slo *s, double x)
-{
-	if (s->le)
-		return s->strict ? x < s->limit : x <= s->limit;
-	return s->strict ? x > s->limit : x >= s->limit;
-}
-
 /* Check one scanned record and add it to its group; -1 with err. */
 static int
 add(struct acc *a, const struct opts *o, const struct sm_span *sp,
     char *err, size_t errlen)
 {
-	double mv[MAXM], sv[MAXM], sent = 0, done = 0;
-	int mst[MAXM], sst[MAXM], i, hs, hd;
-	bool input = sm_is(&sp[S_KIND], "\"error\""), ok = false, met;
+	struct sm_rec r;
 	struct group *g;
+	int i;
 
-	if (!input && !(ok = sm_is(&sp[S_OK], "true")) &&
-	    !sm_is(&sp[S_OK], "false"))
-		return snprintf(err, errlen, sp[S_OK].p ? "field 'ok' is "
-		    "not a boolean" : "missing field 'ok'"), -1;
-	for (i = 0; i < o->nmetric; i++)
-		if ((mst[i] = sm_num(&sp[o->mslot + i], &mv[i])) < 0)
-			return snprintf(err, errlen, "field '%s' is not a "
-			    "number", o->metric[i]), -1;
-	for (i = 0; i < o->nslo; i++)
-		if ((sst[i] = sm_num(&sp[o->sslot + i], &sv[i])) < 0)
-			return snprintf(err, errlen, "field '%s' is not a "
-			    "number", o->slo[i].field), -1;
-	if ((hs = sm_num(&sp[S_SENT], &sent)) < 0 ||
-	    (hd = sm_num(&sp[S_DONE], &done)) < 0)
-		return snprintf(err, errlen, "sent_s or done_s is not a "
-		    "number"), -1;
+	if (sm_eval(&o->sp, sp, &r, err, errlen) != 0)
+		return -1;
 	g = group_of(a, o, sp);
 	g->n++;
-	if (ok)
+	if (r.ok)
 		g->ok++;
 	else {
 		g->failed++;
-		count_error(g, &sp[S_ERROR], input);
+		count_error(g, &sp[SM_ERROR], r.input_error);
 	}
-	for (i = 0; ok && i < o->nmetric; i++)
-		if (mst[i] > 0 && sm_push(&g->m[i], mv[i]) != 0)
+	for (i = 0; r.ok && i < o->sp.nmetric; i++)
+		if (r.has_metric[i] && sm_push(&g->m[i], r.metric[i]) != 0)
 			kv_die(KV_SOFTWARE, "out of memory:");
-	for (met = ok, i = 0; i < o->nslo; i++)
-		met = met && sst[i] > 0 && meets(&o->slo[i], sv[i]);
-	g->slo_met += met && o->nslo > 0;
-	if (hs > 0 && hd > 0 && done >= sent && (sm_push(&g->sent, sent) ||
-	    sm_push(&g->done, done)))
+	g->slo_met += r.slo_met;
+	if (r.has_times && (sm_push(&g->sent, r.sent) ||
+	    sm_push(&g->done, r.done)))
 		kv_die(KV_SOFTWARE, "out of memory:");
 	return 0;
 }
@@ -427,7 +348,7 @@ rates(json_t *r, const struct opts *o, struct group *g)
 		span = NAN;
 	rc |= jset_num(r, "span_s", span);
 	rc |= jset_num(r, "qpm", (double)g->ok / span * 60);
-	if (o->nslo)
+	if (o->sp.nslo)
 		rc |= jset_u64(r, "slo_met", g->slo_met) |
 		    jset_num(r, "goodput_qpm", (double)g->slo_met / span * 60);
 	rc |= jset_num(r, "concurrency_mean", busy / span);
@@ -457,9 +378,9 @@ emit(const struct opts *o, struct group *g, size_t gi)
 	int rc = 0;
 
 	rc |= jset_str(r, "kind", "summary");
-	for (i = 0; i < (size_t)o->nby; i++) {
+	for (i = 0; i < (size_t)o->sp.nby; i++) {
 		v = json_loads(g->by[i], JSON_DECODE_ANY, NULL);
-		rc |= set(r, o->by[i], v);
+		rc |= set(r, o->sp.by[i], v);
 	}
 	rc |= jset_u64(r, "n", g->n) | jset_u64(r, "ok", g->ok) |
 	    jset_u64(r, "failed", g->failed);
@@ -475,8 +396,8 @@ emit(const struct opts *o, struct group *g, size_t gi)
 	if (g->n == 0)
 		rc |= jset_str(r, "state", "no_requests");
 	rc |= rates(r, o, g);
-	for (i = 0; i < (size_t)o->nmetric; i++)
-		rc |= set(r, o->metric[i], metric_obj(o, &g->m[i], gi, (int)i));
+	for (i = 0; i < (size_t)o->sp.nmetric; i++)
+		rc |= set(r, o->sp.metric[i], metric_obj(o, &g->m[i], gi, (int)i));
 	if (rc != 0)
 		kv_die(KV_SOFTWARE, "out of memory");
 	rc = json_dump_callback(r, putbuf, stdout, JSON_COMPACT |
@@ -490,12 +411,12 @@ group_free(struct group *g, const struct opts *o)
 {
 	size_t i;
 
-	for (i = 0; i < (size_t)o->nby; i++)
+	for (i = 0; i < (size_t)o->sp.nby; i++)
 		free(g->by[i]);
 	for (i = 0; i < g->nec; i++)
 		free(g->ec[i].raw);
 	free(g->ec);
-	for (i = 0; i < (size_t)o->nmetric; i++)
+	for (i = 0; i < (size_t)o->sp.nmetric; i++)
 		sm_vec_free(&g->m[i]);
 	sm_vec_free(&g->sent);
 	sm_vec_free(&g->done);
@@ -531,7 +452,7 @@ read_all(struct acc *a, const struct opts *o)
 		if ((size_t)n > MAX_LINE)
 			snprintf(err, sizeof(err), "line longer than %u bytes",
 			    MAX_LINE);
-		else if (sm_scan(line, (size_t)n, &o->keys, sp, err,
+		else if (sm_scan(line, (size_t)n, &o->sp.keys, sp, err,
 		    sizeof(err)) == 0 && add(a, o, sp, err, sizeof(err)) == 0)
 			continue;
 		status = KV_DATAERR;
@@ -560,9 +481,8 @@ main(int argc, char **argv)
 	if ((a.index = json_object()) == NULL)
 		kv_die(KV_SOFTWARE, "out of memory");
 	status = read_all(&a, &o);
-	if (a.ng == 0 && o.nby == 0) {	/* no records: one empty summary */
+	if (a.ng == 0 && o.sp.nby == 0)	/* no records: one empty summary */
 		group_of(&a, &o, none);
-	}
 	for (gi = 0; gi < a.ng; gi++) {
 		if (emit(&o, &a.g[gi], gi) != 0) {
 			status = KV_IOERR;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer harness: stats' record evaluation.  The scanner must accept
- * every object jansson accepts (NUL bytes aside), and its spans must
- * lie inside the line.
+ * every object jansson accepts (NUL bytes aside), its spans must lie
+ * inside the line, and an accepted record must evaluate without harm;
+ * an evaluated request's SLO verdict must agree with its own fields.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,30 +18,44 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *names[] = { "ok", "error", "kind", "ttft_s",
-	    "sent_s", "done_s", "model" };
-	struct sm_keys k = { .n = 0 };
-	struct sm_span sp[SM_MAX_KEYS];
-	char err[256];
+	static struct sm_spec sp;
+	static int ready;
+	struct sm_span span[SM_MAX_KEYS];
+	struct sm_rec r;
+	char err[256], slo[] = "ttft_s<=2";
 	json_error_t je;
 	json_t *v;
-	double x;
 	int rc, i;
 
-	for (i = 0; i < 7; i++)
-		sm_want(&k, names[i], i);
-	rc = sm_scan((const char *)data, size, &k, sp, err, sizeof(err));
+	if (!ready) {
+		sp.metric[0] = "ttft_s";
+		sp.metric[1] = "e2e_s";
+		sp.nmetric = 2;
+		sp.by[0] = "model";
+		sp.nby = 1;
+		if (sm_parse_slo(&sp.slo[0], slo, err, sizeof(err)) != 0)
+			abort();
+		sp.slo[0].field = "ttft_s";	/* slo[] is on the stack */
+		sp.nslo = 1;
+		if (sm_spec_keys(&sp) != 0)
+			abort();
+		ready = 1;
+	}
+	rc = sm_scan((const char *)data, size, &sp.keys, span, err,
+	    sizeof(err));
 	v = json_loadb((const char *)data, size, 0, &je);
 	/* jansson stops at a NUL byte; the scanner rejects one */
 	if (json_is_object(v) && rc != 0 && !memchr(data, 0, size))
 		abort();
 	json_decref(v);
-	for (i = 0; rc == 0 && i < k.nslots; i++) {
-		if (sp[i].p && (sp[i].p < (const char *)data ||
-		    sp[i].p + sp[i].n > (const char *)data + size))
+	if (rc != 0)
+		return 0;
+	for (i = 0; i < sp.keys.nslots; i++)
+		if (span[i].p && (span[i].p < (const char *)data ||
+		    span[i].p + span[i].n > (const char *)data + size))
 			abort();
-		sm_num(&sp[i], &x);
-		sm_is(&sp[i], "true");
-	}
+	if (sm_eval(&sp, span, &r, err, sizeof(err)) == 0 && r.slo_met &&
+	    (!r.ok || !r.has_metric[0] || !(r.metric[0] <= 2)))
+		abort();
 	return 0;
 }

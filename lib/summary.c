@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "prng.h"
+#include "units.h"
 #include "stats.h"
 #include "summary.h"
 
@@ -368,6 +369,99 @@ sm_num(const struct sm_span *s, double *out)
 	if (*end != '\0' || !isfinite(*out))
 		return -1;
 	return 1;
+}
+
+int
+sm_parse_slo(struct sm_slo *s, char *spec, char *err, size_t errlen)
+{
+	static const char *ops[] = { "<=", ">=", "<", ">" };
+	static const char *ident = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.";
+	char *op = NULL;
+	size_t n;
+	int i;
+
+	for (i = 0; i < 4 && op == NULL; i++)
+		op = strstr(spec, ops[i]);
+	if (op == NULL || op == spec || strspn(spec, ident) != (size_t)(op -
+	    spec))
+		return snprintf(err, errlen, "'%s' is not FIELD<=LIMIT (or "
+		    "<, >=, >)", spec), -1;
+	s->le = op[0] == '<';
+	s->strict = op[1] != '=';
+	*op = '\0';
+	s->field = spec;
+	op += s->strict ? 1 : 2;
+	n = strlen(spec);
+	if ((n > 2 && strcmp(spec + n - 2, "_s") == 0 ?
+	    kv_parse_duration(op, &s->limit, err, errlen) :
+	    kv_parse_real(op, -1e300, 1e300, &s->limit, err, errlen)) != 0)
+		return -1;
+	return 0;
+}
+
+int
+sm_spec_keys(struct sm_spec *sp)
+{
+	static const char *fixed[] = { "kind", "ok", "error", "sent_s",
+	    "done_s" };
+	int i, rc = 0;
+
+	memset(&sp->keys, 0, sizeof(sp->keys));
+	for (i = 0; i < SM_FIRST; i++)
+		rc |= sm_want(&sp->keys, fixed[i], i);
+	sp->mslot = SM_FIRST;
+	sp->sslot = sp->mslot + sp->nmetric;
+	sp->bslot = sp->sslot + sp->nslo;
+	for (i = 0; i < sp->nmetric; i++)
+		rc |= sm_want(&sp->keys, sp->metric[i], sp->mslot + i);
+	for (i = 0; i < sp->nslo; i++)
+		rc |= sm_want(&sp->keys, sp->slo[i].field, sp->sslot + i);
+	for (i = 0; i < sp->nby; i++)
+		rc |= sm_want(&sp->keys, sp->by[i], sp->bslot + i);
+	return rc ? -1 : 0;
+}
+
+static bool
+meets(const struct sm_slo *s, double x)
+{
+	if (s->le)
+		return s->strict ? x < s->limit : x <= s->limit;
+	return s->strict ? x > s->limit : x >= s->limit;
+}
+
+int
+sm_eval(const struct sm_spec *sp, const struct sm_span *span,
+    struct sm_rec *r, char *err, size_t errlen)
+{
+	double x;
+	int i, st, hs, hd;
+
+	memset(r, 0, sizeof(*r));
+	r->input_error = sm_is(&span[SM_KIND], "\"error\"");
+	if (!r->input_error && !(r->ok = sm_is(&span[SM_OK], "true")) &&
+	    !sm_is(&span[SM_OK], "false"))
+		return snprintf(err, errlen, span[SM_OK].p ? "field 'ok' is "
+		    "not a boolean" : "missing field 'ok'"), -1;
+	for (i = 0; i < sp->nmetric; i++) {
+		if ((st = sm_num(&span[sp->mslot + i], &r->metric[i])) < 0)
+			return snprintf(err, errlen, "field '%s' is not a "
+			    "number", sp->metric[i]), -1;
+		r->has_metric[i] = st > 0;
+	}
+	r->slo_met = r->ok && sp->nslo > 0;
+	for (i = 0; i < sp->nslo; i++) {
+		if ((st = sm_num(&span[sp->sslot + i], &x)) < 0)
+			return snprintf(err, errlen, "field '%s' is not a "
+			    "number", sp->slo[i].field), -1;
+		r->slo_met = r->slo_met && st > 0 && meets(&sp->slo[i], x);
+	}
+	if ((hs = sm_num(&span[SM_SENT], &r->sent)) < 0 ||
+	    (hd = sm_num(&span[SM_DONE], &r->done)) < 0)
+		return snprintf(err, errlen, "sent_s or done_s is not a "
+		    "number"), -1;
+	r->has_times = hs > 0 && hd > 0 && r->done >= r->sent;
+	return 0;
 }
 
 int

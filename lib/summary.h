@@ -46,6 +46,56 @@ bool sm_is(const struct sm_span *s, const char *lit);
 /* A number span as a double: 1, 0 absent/null, -1 not a number. */
 int sm_num(const struct sm_span *s, double *out);
 
+#define SM_MAXF 16	/* metrics, SLOs and group fields, each */
+
+/* A service-level objective: field <= limit (or <, >=, >). */
+struct sm_slo {
+	const char *field;
+	bool le;		/* <= or <; else >= or > */
+	bool strict;		/* < or > */
+	double limit;
+};
+
+/* What a summary reads from each record. */
+struct sm_spec {
+	const char *metric[SM_MAXF], *by[SM_MAXF];
+	struct sm_slo slo[SM_MAXF];
+	int nmetric, nslo, nby;
+	struct sm_keys keys;	/* filled by sm_spec_keys */
+	int mslot, sslot, bslot;
+};
+
+/* Slots every spec has. */
+enum { SM_KIND, SM_OK, SM_ERROR, SM_SENT, SM_DONE, SM_FIRST };
+
+/*
+ * Parse "FIELD<=LIMIT" (or <, >=, >) in place into *s; a limit on a
+ * field ending in _s may carry a duration unit.  -1 with err.
+ */
+int sm_parse_slo(struct sm_slo *s, char *spec, char *err, size_t errlen);
+
+/* Build the key table of a spec whose lists are set; -1 when too many. */
+int sm_spec_keys(struct sm_spec *sp);
+
+/* One record, evaluated. */
+struct sm_rec {
+	bool input_error;	/* a {"kind":"error"} record: a failed request */
+	bool ok;
+	double metric[SM_MAXF];
+	bool has_metric[SM_MAXF];	/* a number (not absent or null) */
+	bool slo_met;		/* ok and every SLO field present and met */
+	bool has_times;		/* sent_s and done_s, done_s >= sent_s */
+	double sent, done;
+};
+
+/*
+ * Evaluate a scanned record: a request needs a boolean "ok" (or is a
+ * kind "error" record); metrics, SLO fields, sent_s and done_s must be
+ * numbers, null or absent.  0, or -1 with err.
+ */
+int sm_eval(const struct sm_spec *sp, const struct sm_span *span,
+    struct sm_rec *r, char *err, size_t errlen);
+
 /* A growable array of doubles. */
 struct sm_vec {
 	double *v;

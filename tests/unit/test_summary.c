@@ -108,11 +108,55 @@ test_peak(void)
 	CHECK(sm_peak(s2, d2, 0, &busy) == 0 && busy == 0);
 }
 
+static void
+test_eval(void)
+{
+	struct sm_spec sp = { .nmetric = 1, .metric = { "ttft_s" } };
+	struct sm_span span[SM_MAX_KEYS];
+	struct sm_rec r;
+	char err[128], s1[] = "ttft_s<500ms", s2[] = "tokens>=10",
+	    s3[] = "x=<1", s4[] = "ttft_s<=soon";
+
+	CHECK(sm_parse_slo(&sp.slo[0], s1, err, sizeof(err)) == 0);
+	CHECK(sp.slo[0].le && sp.slo[0].strict && sp.slo[0].limit == 0.5);
+	CHECK_STR(sp.slo[0].field, "ttft_s");
+	CHECK(sm_parse_slo(&sp.slo[1], s2, err, sizeof(err)) == 0);
+	CHECK(!sp.slo[1].le && !sp.slo[1].strict && sp.slo[1].limit == 10);
+	CHECK(sm_parse_slo(&sp.slo[2], s3, err, sizeof(err)) == -1);
+	CHECK(sm_parse_slo(&sp.slo[2], s4, err, sizeof(err)) == -1);
+	sp.nslo = 2;
+	CHECK(sm_spec_keys(&sp) == 0);
+#define EVAL(js) (sm_scan(js, strlen(js), &sp.keys, span, err, sizeof(err)) \
+	|| sm_eval(&sp, span, &r, err, sizeof(err)))
+	CHECK(EVAL("{\"ok\":true,\"ttft_s\":0.4,\"tokens\":10,\"sent_s\":1,"
+	    "\"done_s\":2}") == 0);
+	CHECK(r.ok && r.has_metric[0] && r.metric[0] == 0.4 && r.slo_met &&
+	    r.has_times && r.sent == 1 && r.done == 2);
+	CHECK(EVAL("{\"ok\":true,\"ttft_s\":0.5,\"tokens\":10}") == 0);
+	CHECK(!r.slo_met && !r.has_times);	/* 0.5 is not < 500ms */
+	CHECK(EVAL("{\"ok\":true,\"ttft_s\":0.1}") == 0 && !r.slo_met);
+	CHECK(EVAL("{\"ok\":false,\"ttft_s\":0.1,\"tokens\":99}") == 0 &&
+	    !r.slo_met && !r.ok);
+	CHECK(EVAL("{\"ok\":true,\"ttft_s\":null,\"sent_s\":2,"
+	    "\"done_s\":1}") == 0 && !r.has_metric[0] && !r.has_times);
+	CHECK(EVAL("{\"kind\":\"error\",\"line\":3}") == 0 &&
+	    r.input_error && !r.ok);
+	CHECK(EVAL("{\"ttft_s\":1}") != 0);
+	CHECK_STR(err, "missing field 'ok'");
+	CHECK(EVAL("{\"ok\":1}") != 0);
+	CHECK_STR(err, "field 'ok' is not a boolean");
+	CHECK(EVAL("{\"ok\":true,\"tokens\":\"many\"}") != 0);
+	CHECK_STR(err, "field 'tokens' is not a number");
+	CHECK(EVAL("{\"ok\":true,\"done_s\":[]}") != 0);
+#undef EVAL
+}
+
 int
 main(void)
 {
 	test_scan();
 	test_boot();
 	test_peak();
+	test_eval();
 	return DONE("test_summary");
 }
