@@ -6,7 +6,7 @@
 #  2. the highest open-loop rate with p99 scheduling lag (lag_s) <= 1 ms;
 #  3. STREAMS concurrent streams (default 10000) and req-stream's memory
 #     per stream (peak RSS minus the RSS of a one-request run).
-# Knobs: KVGATE_BIN, CONNS (32), SECS (5), RATE_SECS (3), RATES ("250 500 1000 2000 4000"),
+# Knobs: KVGATE_BIN, CONNS (32), SECS (5), RATE_SECS (3), RATES ("250 500 1000 1500 2000 3000 4000"),
 #        STREAMS (10000), STREAM_TOKENS (4), STREAM_ITL (1.0 s).
 # The test double is one Python process: it, not req-stream, limits the
 # throughput in 1. and the stream durations in 3.
@@ -15,7 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${KVGATE_BIN:-$root/build/bin}
 PATH=$BIN:$PATH
 CONNS=${CONNS:-32} SECS=${SECS:-5} RATE_SECS=${RATE_SECS:-3}
-RATES=${RATES:-"250 500 1000 2000 4000"}
+RATES=${RATES:-"250 500 1000 1500 2000 3000 4000"}
 STREAMS=${STREAMS:-10000} STREAM_TOKENS=${STREAM_TOKENS:-4}
 STREAM_ITL=${STREAM_ITL:-1.0}
 tmp=$(mktemp -d)
