@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 # bench/req-stream.sh: req-stream against the vLLM test double on loopback.
 #  1. plain request throughput, req-stream vs wrk (Debian) on the same
-#     endpoint and body, same connection count;
+#     endpoint and body, same connection count, medians of REPS alternating
+#     runs (the machine is shared, so single runs are noisy);
 #  2. the highest open-loop rate with p99 scheduling lag (lag_s) <= 1 ms;
 #  3. STREAMS concurrent streams (default 10000) and req-stream's memory
 #     per stream (peak RSS minus the RSS of a one-request run).
-# Knobs: KVGATE_BIN, CONNS (32), SECS (5), RATE_SECS (3), RATES ("250 500 1000 1500 2000 3000 4000"),
+# Knobs: KVGATE_BIN, CONNS (32), SECS (3), REPS (3), RATE_SECS (3), RATES ("250 500 1000 1500 2000 3000 4000"),
 #        STREAMS (10000), STREAM_TOKENS (4), STREAM_ITL (1.0 s).
 # The test double is one Python process: it, not req-stream, limits the
 # throughput in 1. and the stream durations in 3.
@@ -14,7 +15,7 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${KVGATE_BIN:-$root/build/bin}
 PATH=$BIN:$PATH
-CONNS=${CONNS:-32} SECS=${SECS:-5} RATE_SECS=${RATE_SECS:-3}
+CONNS=${CONNS:-32} SECS=${SECS:-3} REPS=${REPS:-3} RATE_SECS=${RATE_SECS:-3}
 RATES=${RATES:-"250 500 1000 1500 2000 3000 4000"}
 STREAMS=${STREAMS:-10000} STREAM_TOKENS=${STREAM_TOKENS:-4}
 STREAM_ITL=${STREAM_ITL:-1.0}
@@ -36,7 +37,7 @@ start() {	# start the test double with ARGS; sets url
 	url=http://127.0.0.1:$(cat "$tmp/port")
 }
 
-echo "== 1. throughput: $CONNS connections, 1-token streams, same endpoint and body"
+echo "== 1. throughput: $CONNS connections, 1-token streams, same endpoint and body, $REPS alternating runs each"
 start --model bench
 body='{"model":"bench","prompt":[1,2,3,4,5,6,7,8],"max_tokens":1,"stream":true,"stream_options":{"include_usage":true}}'
 cat >"$tmp/post.lua" <<LUA
@@ -44,17 +45,25 @@ wrk.method = "POST"
 wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 LUA
-wrk -t1 -c"$CONNS" -d"${SECS}s" -s "$tmp/post.lua" "$url/v1/completions" >"$tmp/wrk" 2>&1
-wrk_rps=$(awk '/Requests\/sec/ {print $2}' "$tmp/wrk")
-wrk_n=$(awk '/requests in/ {print $1}' "$tmp/wrk")
-n=$(awk -v r="$wrk_rps" -v s="$SECS" 'BEGIN {printf "%d", r * s}')
-[ "$n" -ge 1000 ] || n=1000
-awk -v n="$n" 'BEGIN {for (i = 0; i < n; i++) printf "{\"id\":%d,\"prompt\":[1,2,3,4,5,6,7,8],\"max_tokens\":1}\n", i}' >"$tmp/req"
-req-stream --url "$url" --model bench --max-concurrency "$CONNS" <"$tmp/req" >"$tmp/res"
-rs=$(stats --metrics e2e_s --bootstrap 0 <"$tmp/res" | jq -r '[.n, .ok, .qpm / 60] | @tsv')
-rs_rps=$(echo "$rs" | cut -f3)
-echo "wrk:        $wrk_n requests, $wrk_rps req/s (no stream parsing, no records)"
-echo "req-stream: $(echo "$rs" | cut -f1) requests, $(echo "$rs" | cut -f2) ok, $(printf '%.0f' "$rs_rps") req/s"
+: >"$tmp/wrk_rps"
+: >"$tmp/rs_rps"
+rep=0
+while [ $rep -lt "$REPS" ]; do
+	rep=$((rep + 1))
+	wrk -t1 -c"$CONNS" -d"${SECS}s" -s "$tmp/post.lua" "$url/v1/completions" >"$tmp/wrk" 2>&1
+	wrk_rps=$(awk '/Requests\/sec/ {print $2}' "$tmp/wrk")
+	echo "$wrk_rps" >>"$tmp/wrk_rps"
+	n=$(awk -v r="$wrk_rps" -v s="$SECS" 'BEGIN {printf "%d", r * s}')
+	[ "$n" -ge 1000 ] || n=1000
+	awk -v n="$n" 'BEGIN {for (i = 0; i < n; i++) printf "{\"id\":%d,\"prompt\":[1,2,3,4,5,6,7,8],\"max_tokens\":1}\n", i}' >"$tmp/req"
+	req-stream --url "$url" --model bench --max-concurrency "$CONNS" <"$tmp/req" >"$tmp/res"
+	set -- $(stats --metrics e2e_s --bootstrap 0 <"$tmp/res" | jq -r '[.n, .ok, .qpm / 60] | @tsv')
+	echo "$3" >>"$tmp/rs_rps"
+	printf 'run %d: wrk %.0f req/s; req-stream %d requests, %d ok, %.0f req/s\n' "$rep" "$wrk_rps" "$1" "$2" "$3"
+done
+med() { sort -g "$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+wrk_rps=$(med "$tmp/wrk_rps") rs_rps=$(med "$tmp/rs_rps")
+printf 'median: wrk %.0f req/s (no stream parsing, no records), req-stream %.0f req/s\n' "$wrk_rps" "$rs_rps"
 echo "ratio req-stream/wrk: $(awk -v a="$rs_rps" -v b="$wrk_rps" 'BEGIN {printf "%.2f", a / b}') (goal >= 0.5)"
 stop
 

@@ -23,6 +23,7 @@
 #include "units.h"
 
 #define ERRBODY_MAX 200
+#define POOL_MAX 1024		/* idle easy handles kept */
 
 struct opts {
 	const char *url, *model, *key_env;
@@ -52,6 +53,8 @@ struct loop {
 	double tsend_at, tcurl_at;	/* armed deadlines, -1 when off */
 	struct curl_slist *hdrs;
 	struct req *whead, *wtail;
+	CURL **pool;		/* finished easy handles, reset for reuse */
+	size_t npool, cpool;
 	long active, queued;
 	size_t sent, done, failed;
 	double t0, last_progress;
@@ -161,7 +164,9 @@ start(struct loop *L, struct req *r)
 	const struct opts *o = L->o;
 	CURL *h;
 
-	if ((h = curl_easy_init()) == NULL)
+	if (L->npool > 0)
+		h = L->pool[--L->npool];
+	else if ((h = curl_easy_init()) == NULL)
 		kv_die(KV_SOFTWARE, "curl_easy_init failed");
 	r->h = h;
 	curl_easy_setopt(h, CURLOPT_URL, o->endpoint);
@@ -291,11 +296,31 @@ put_record(FILE *out, const json_t *rec)
 	return 0;
 }
 
+/* Keep a finished easy handle for the next request (cheaper than anew). */
+static void
+recycle(struct loop *L, CURL *h)
+{
+	CURL **p;
+
+	if (L->npool == POOL_MAX) {
+		curl_easy_cleanup(h);
+		return;
+	}
+	if (L->npool == L->cpool) {
+		L->cpool = L->cpool ? 2 * L->cpool : 64;
+		if ((p = realloc(L->pool, L->cpool * sizeof(*p))) == NULL) {
+			curl_easy_cleanup(h);
+			return;
+		}
+		L->pool = p;
+	}
+	curl_easy_reset(h);
+	L->pool[L->npool++] = h;
+}
+
 static void
 free_req(struct req *r)
 {
-	if (r->h)
-		curl_easy_cleanup(r->h);
 	oai_free(&r->st);
 	json_decref(r->it.rec);
 	free(r->it.body);
@@ -315,6 +340,7 @@ finish(struct loop *L, struct req *r, CURLcode rc)
 		L->failed++;
 	if (put_record(stdout, r->it.rec) != 0)
 		L->ioerr = true;
+	recycle(L, r->h);
 	free_req(r);
 	while (L->whead && (L->o->max_conc == 0 ||
 	    L->active < L->o->max_conc)) {
@@ -707,6 +733,9 @@ main(int argc, char **argv)
 	L.t0 = kv_mono();
 	run(&L);
 	ioerr = rf_stop(&q);
+	while (L.npool > 0)
+		curl_easy_cleanup(L.pool[--L.npool]);
+	free(L.pool);
 	curl_multi_cleanup(L.m);
 	curl_slist_free_all(L.hdrs);
 	curl_global_cleanup();
