@@ -14,7 +14,6 @@
 #include "units.h"
 
 #define MAXM SM_MAXF		/* percentiles, like metrics and fields */
-#define MAX_LINE (64u << 20)
 
 struct opts {
 	struct sm_spec sp;	/* metrics, SLOs, group fields */
@@ -28,12 +27,12 @@ struct opts {
 };
 
 struct eclass {
-	char *raw;		/* the error value's JSON text */
+	char *name;		/* the error string, "unknown" or "bad_input" */
 	uint64_t count;
 };
 
 struct group {
-	char *by[MAXM];		/* JSON text of each group field */
+	json_t *by[MAXM];	/* each group field's value (null if absent) */
 	uint64_t n, ok, failed, slo_met;
 	struct eclass *ec;
 	size_t nec;
@@ -44,6 +43,8 @@ struct acc {
 	struct group *g;
 	size_t ng, cap;
 	json_t *index;		/* group key -> position */
+	char *key;		/* the group key buffer, reused */
+	size_t keycap;
 };
 
 static noreturn void
@@ -170,46 +171,57 @@ parse(int argc, char **argv, struct opts *o)
 	for (i = 0; i < o->sp.nslo; i++)
 		if (sm_parse_slo(&o->sp.slo[i], sv[i], err, sizeof(err)) != 0)
 			kv_die(KV_USAGE, "--slo: %s", err);
-	if (sm_spec_keys(&o->sp) != 0)
-		kv_die(KV_USAGE, "too many fields");
 }
 
-static char *
-spandup(const struct sm_span *s)
+/*
+ * The group key of rec in a->key: the compact JSON text of each group
+ * field (null when absent), keys sorted, each followed by 0x1f (which
+ * the text escapes).
+ */
+static const char *
+group_key(struct acc *a, const struct opts *o, const json_t *rec)
 {
-	char *p = s->p && !sm_is(s, "null") ? strndup(s->p, s->n) :
-	    strdup("null");
+	const json_t *v;
+	size_t len = 0, n;
+	int i;
 
-	if (p == NULL)
+	if (a->keycap == 0 && (a->key = malloc(a->keycap = 256)) == NULL)
 		kv_die(KV_SOFTWARE, "out of memory:");
-	return p;
+	for (i = 0; i < o->sp.nby; i++) {
+		if ((v = json_object_get(rec, o->sp.by[i])) == NULL)
+			v = json_null();
+		for (;;) {
+			n = json_dumpb(v, a->key + len, a->keycap - len,
+			    JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+			if (n == 0)
+				kv_die(KV_SOFTWARE, "out of memory");
+			if (n + 2 <= a->keycap - len)
+				break;
+			a->keycap = 2 * (len + n + 2);
+			if ((a->key = realloc(a->key, a->keycap)) == NULL)
+				kv_die(KV_SOFTWARE, "out of memory:");
+		}
+		len += n;
+		a->key[len++] = '\x1f';
+	}
+	a->key[len] = '\0';
+	return a->key;
 }
 
-/* The group a record belongs to, made on first sight. */
+/* The group a record belongs to (NULL: none), made on first sight. */
 static struct group *
-group_of(struct acc *a, const struct opts *o, const struct sm_span *sp)
+group_of(struct acc *a, const struct opts *o, const json_t *rec)
 {
-	char *key = NULL, *v;
-	size_t len = 0;
-	FILE *f;
-	json_t *ix;
+	const char *key;
+	json_t *ix, *v;
 	struct group *g;
 	int i;
 
 	if (o->sp.nby == 0 && a->ng == 1)	/* no grouping: one group */
 		return &a->g[0];
-	f = open_memstream(&key, &len);
-	for (i = 0; f && i < o->sp.nby; i++) {
-		v = spandup(&sp[o->sp.bslot + i]);
-		fprintf(f, "%s\x1f", v);
-		free(v);
-	}
-	if (f == NULL || fclose(f) != 0)
-		kv_die(KV_SOFTWARE, "out of memory:");
-	if ((ix = json_object_get(a->index, key)) != NULL) {
-		free(key);
+	key = group_key(a, o, rec);
+	if ((ix = json_object_get(a->index, key)) != NULL)
 		return &a->g[json_integer_value(ix)];
-	}
 	if (a->ng == a->cap) {
 		a->cap = a->cap ? 2 * a->cap : 8;
 		if ((a->g = realloc(a->g, a->cap * sizeof(*a->g))) == NULL)
@@ -217,55 +229,53 @@ group_of(struct acc *a, const struct opts *o, const struct sm_span *sp)
 	}
 	g = &a->g[a->ng];
 	memset(g, 0, sizeof(*g));
-	for (i = 0; i < o->sp.nby; i++)
-		g->by[i] = spandup(&sp[o->sp.bslot + i]);
+	for (i = 0; i < o->sp.nby; i++) {
+		v = json_object_get(rec, o->sp.by[i]);
+		if ((g->by[i] = v ? json_deep_copy(v) : json_null()) == NULL)
+			kv_die(KV_SOFTWARE, "out of memory");
+	}
 	if (json_object_set_new(a->index, key, json_integer((json_int_t)a->ng))
 	    != 0)
 		kv_die(KV_SOFTWARE, "out of memory");
-	free(key);
 	a->ng++;
 	return g;
 }
 
 static void
-count_error(struct group *g, const struct sm_span *e, bool input)
+count_error(struct group *g, const char *name)
 {
-	char *raw = input ? strdup("\"bad_input\"") : e->p &&
-	    !sm_is(e, "null") ? strndup(e->p, e->n) : strdup("\"unknown\"");
 	size_t i;
 
-	if (raw == NULL)
-		kv_die(KV_SOFTWARE, "out of memory:");
 	for (i = 0; i < g->nec; i++)
-		if (strcmp(g->ec[i].raw, raw) == 0) {
+		if (strcmp(g->ec[i].name, name) == 0) {
 			g->ec[i].count++;
-			free(raw);
 			return;
 		}
-	if ((g->ec = realloc(g->ec, (g->nec + 1) * sizeof(*g->ec))) == NULL)
+	if ((g->ec = realloc(g->ec, (g->nec + 1) * sizeof(*g->ec))) == NULL ||
+	    (g->ec[g->nec].name = strdup(name)) == NULL)
 		kv_die(KV_SOFTWARE, "out of memory:");
-	g->ec[g->nec].raw = raw;
 	g->ec[g->nec++].count = 1;
 }
 
-/* Check one scanned record and add it to its group; -1 with err. */
+/* Check one record and add it to its group; -1 with err. */
 static int
-add(struct acc *a, const struct opts *o, const struct sm_span *sp,
-    char *err, size_t errlen)
+add(struct acc *a, const struct opts *o, const json_t *rec, char *err,
+    size_t errlen)
 {
 	struct sm_rec r;
 	struct group *g;
 	int i;
 
-	if (sm_eval(&o->sp, sp, &r, err, errlen) != 0)
+	if (sm_eval(&o->sp, rec, &r, err, errlen) != 0)
 		return -1;
-	g = group_of(a, o, sp);
+	g = group_of(a, o, rec);
 	g->n++;
 	if (r.ok)
 		g->ok++;
 	else {
 		g->failed++;
-		count_error(g, &sp[SM_ERROR], r.input_error);
+		count_error(g, r.input_error ? "bad_input" : r.error ? r.error :
+		    "unknown");
 	}
 	for (i = 0; r.ok && i < o->sp.nmetric; i++)
 		if (r.has_metric[i] && sm_push(&g->m[i], r.metric[i]) != 0)
@@ -373,23 +383,17 @@ putbuf(const char *buf, size_t len, void *data)
 static int
 emit(const struct opts *o, struct group *g, size_t gi)
 {
-	json_t *r = json_object(), *e = json_object(), *v;
+	json_t *r = json_object(), *e = json_object();
 	size_t i;
 	int rc = 0;
 
 	rc |= jset_str(r, "kind", "summary");
-	for (i = 0; i < (size_t)o->sp.nby; i++) {
-		v = json_loads(g->by[i], JSON_DECODE_ANY, NULL);
-		rc |= set(r, o->sp.by[i], v);
-	}
+	for (i = 0; i < (size_t)o->sp.nby; i++)
+		rc |= json_object_set(r, o->sp.by[i], g->by[i]);
 	rc |= jset_u64(r, "n", g->n) | jset_u64(r, "ok", g->ok) |
 	    jset_u64(r, "failed", g->failed);
-	for (i = 0; i < g->nec; i++) {
-		v = json_loads(g->ec[i].raw, JSON_DECODE_ANY, NULL);
-		rc |= jset_u64(e, json_is_string(v) ? json_string_value(v) :
-		    "unknown", g->ec[i].count);
-		json_decref(v);
-	}
+	for (i = 0; i < g->nec; i++)
+		rc |= jset_u64(e, g->ec[i].name, g->ec[i].count);
 	rc |= set(r, "errors", e);
 	rc |= jset_num(r, "error_rate", g->n ? (double)g->failed /
 	    (double)g->n : NAN);
@@ -412,9 +416,9 @@ group_free(struct group *g, const struct opts *o)
 	size_t i;
 
 	for (i = 0; i < (size_t)o->sp.nby; i++)
-		free(g->by[i]);
+		json_decref(g->by[i]);
 	for (i = 0; i < g->nec; i++)
-		free(g->ec[i].raw);
+		free(g->ec[i].name);
 	free(g->ec);
 	for (i = 0; i < (size_t)o->sp.nmetric; i++)
 		sm_vec_free(&g->m[i]);
@@ -422,48 +426,39 @@ group_free(struct group *g, const struct opts *o)
 	sm_vec_free(&g->done);
 }
 
-static bool
-blank(const char *s, size_t n)
-{
-	while (n-- > 0)
-		if (!strchr(" \t\r", *s++))
-			return false;
-	return true;
-}
-
 /* Read every record into a; returns the exit status so far. */
 static int
 read_all(struct acc *a, const struct opts *o)
 {
-	struct sm_span sp[SM_MAX_KEYS];
-	char *line = NULL, err[256];
-	size_t cap = 0, lineno = 0;
-	ssize_t n;
-	int status = KV_OK;
+	static char inbuf[1 << 20];
+	struct jsonl_reader r;
+	enum jsonl_status st;
+	json_t *rec;
+	char err[256];
+	const char *msg;
+	int status = KV_OK, rc;
 
-	while ((n = getline(&line, &cap, stdin)) > 0) {
-		lineno++;
-		if (line[n - 1] == '\n')
-			line[--n] = '\0';
-		if (n > 0 && line[n - 1] == '\r')
-			line[--n] = '\0';
-		if (blank(line, (size_t)n))
-			continue;
-		if ((size_t)n > MAX_LINE)
-			snprintf(err, sizeof(err), "line longer than %u bytes",
-			    MAX_LINE);
-		else if (sm_scan(line, (size_t)n, &o->sp.keys, sp, err,
-		    sizeof(err)) == 0 && add(a, o, sp, err, sizeof(err)) == 0)
-			continue;
+	if (setvbuf(stdin, inbuf, _IOFBF, sizeof(inbuf)) != 0)
+		kv_die(KV_SOFTWARE, "stdin: cannot set a buffer");
+	jsonl_init(&r, stdin, "stdin", 0);
+	while ((st = jsonl_next(&r, &rec)) != JSONL_EOF) {
+		if (st == JSONL_BAD && ferror(stdin))
+			kv_die(KV_IOERR, "stdin: %s", r.err);
+		msg = r.err;
+		if (st == JSONL_OK) {
+			rc = add(a, o, rec, err, sizeof(err));
+			json_decref(rec);
+			if (rc == 0)
+				continue;
+			msg = err;
+		}
 		status = KV_DATAERR;
-		if (jsonl_error(stdout, "stdin", lineno, err) != 0)
+		if (jsonl_error(stdout, "stdin", r.lineno, msg) != 0)
 			kv_die(KV_IOERR, "stdout:");
 		if (o->strict)
 			break;
 	}
-	if (ferror(stdin))
-		kv_die(KV_IOERR, "stdin:");
-	free(line);
+	jsonl_free(&r);
 	return status;
 }
 
@@ -472,7 +467,6 @@ main(int argc, char **argv)
 {
 	struct opts o;
 	struct acc a = { 0 };
-	struct sm_span none[SM_MAX_KEYS] = { { 0 } };
 	int status, i;
 	size_t gi;
 
@@ -482,7 +476,7 @@ main(int argc, char **argv)
 		kv_die(KV_SOFTWARE, "out of memory");
 	status = read_all(&a, &o);
 	if (a.ng == 0 && o.sp.nby == 0)	/* no records: one empty summary */
-		group_of(&a, &o, none);
+		group_of(&a, &o, NULL);
 	for (gi = 0; gi < a.ng; gi++) {
 		if (emit(&o, &a.g[gi], gi) != 0) {
 			status = KV_IOERR;
@@ -492,6 +486,7 @@ main(int argc, char **argv)
 	for (gi = 0; gi < a.ng; gi++)
 		group_free(&a.g[gi], &o);
 	free(a.g);
+	free(a.key);
 	json_decref(a.index);
 	for (i = 0; i < 4; i++)
 		free(o.lists[i]);

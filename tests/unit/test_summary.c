@@ -1,57 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests: lib/summary (scanner, bootstrap by order statistics, peak). */
+/* Unit tests: lib/summary (SLOs, record evaluation, bootstrap, peak). */
 #include <stdlib.h>
+
+#include <jansson.h>
 
 #include "prng.h"
 #include "stats.h"
 #include "summary.h"
 #include "unit.h"
-
-static int
-scan(const char *s, struct sm_keys *k, struct sm_span *sp)
-{
-	char err[128];
-
-	return sm_scan(s, strlen(s), k, sp, err, sizeof(err));
-}
-
-static void
-test_scan(void)
-{
-	struct sm_keys k = { .n = 0 };
-	struct sm_span sp[4];
-	double x = 0;
-	static const char *bad[] = {
-		"", "[]", "{", "{\"a\":}", "{\"a\":1,}", "{\"a\" 1}", "{a:1}",
-		"{\"a\":01}", "{\"a\":1.}", "{\"a\":-}", "{\"a\":tru}",
-		"{\"a\":\"\\x\"}", "{\"a\":\"\\u0000\"}", "{\"a\":\"\\udc00\"}",
-		"{\"a\":\"\\ud800x\"}", "{\"a\":\"\xc3\"}", "{\"a\":\"\xed\xa0\x80\"}",
-		"{\"a\":\"\x01\"}", "{\"a\":1} x", "{\"a\":[1,2}", "{\"a\":{\"b\"}}",
-		"{\"a\":\"unterminated}",
-	};
-	size_t i;
-
-	sm_want(&k, "ok", 0);
-	sm_want(&k, "ttft_s", 1);
-	sm_want(&k, "error", 2);
-	sm_want(&k, "m", 3);
-	CHECK(scan(" {\"id\":{\"ok\":false,\"x\":[1,{}]},\"ok\":true,"
-	    "\"ttft_s\":1.5e-3,\"error\":null,\"s\":\"\\ud83d\\ude00 \xc3\xa9\","
-	    "\"m\":\"a\"} ", &k, sp) == 0);
-	CHECK(sm_is(&sp[0], "true"));	/* nested "ok" is not top level */
-	CHECK(sm_num(&sp[1], &x) == 1 && x == 1.5e-3);
-	CHECK(sm_num(&sp[2], &x) == 0 && sm_is(&sp[2], "null"));
-	CHECK(sm_num(&sp[3], &x) == -1 && sm_is(&sp[3], "\"a\""));
-	CHECK(scan("{}", &k, sp) == 0 && sp[0].p == NULL);
-	CHECK(scan("{\"ok\":1,\"ok\":false}", &k, sp) == 0 &&
-	    sm_is(&sp[0], "false"));
-	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		CHECK(scan(bad[i], &k, sp) == -1);
-		if (scan(bad[i], &k, sp) != -1)
-			fprintf(stderr, "  accepted %s\n", bad[i]);
-	}
-	CHECK(sm_num(&(struct sm_span){ "1e999", 5 }, &x) == -1);
-}
 
 /* Naive bootstrap of the median, for comparison. */
 static double
@@ -108,11 +64,28 @@ test_peak(void)
 	CHECK(sm_peak(s2, d2, 0, &busy) == 0 && busy == 0);
 }
 
+/*
+ * Evaluate the record text js (a JSON object) against sp into r.  The
+ * record lives until the next call (r->error points into it); NULL frees.
+ */
+static int
+eval(const struct sm_spec *sp, const char *js, struct sm_rec *r, char *err,
+    size_t errlen)
+{
+	static json_t *rec;
+
+	json_decref(rec);
+	if (js == NULL)
+		return rec = NULL, 0;
+	if (!json_is_object(rec = json_loads(js, 0, NULL)))
+		abort();
+	return sm_eval(sp, rec, r, err, errlen);
+}
+
 static void
 test_eval(void)
 {
 	struct sm_spec sp = { .nmetric = 1, .metric = { "ttft_s" } };
-	struct sm_span span[SM_MAX_KEYS];
 	struct sm_rec r;
 	char err[128], s1[] = "ttft_s<500ms", s2[] = "tokens>=10",
 	    s3[] = "x=<1", s4[] = "ttft_s<=soon";
@@ -125,36 +98,50 @@ test_eval(void)
 	CHECK(sm_parse_slo(&sp.slo[2], s3, err, sizeof(err)) == -1);
 	CHECK(sm_parse_slo(&sp.slo[2], s4, err, sizeof(err)) == -1);
 	sp.nslo = 2;
-	CHECK(sm_spec_keys(&sp) == 0);
-#define EVAL(js) (sm_scan(js, strlen(js), &sp.keys, span, err, sizeof(err)) \
-	|| sm_eval(&sp, span, &r, err, sizeof(err)))
+#define EVAL(js) eval(&sp, js, &r, err, sizeof(err))
 	CHECK(EVAL("{\"ok\":true,\"ttft_s\":0.4,\"tokens\":10,\"sent_s\":1,"
 	    "\"done_s\":2}") == 0);
 	CHECK(r.ok && r.has_metric[0] && r.metric[0] == 0.4 && r.slo_met &&
-	    r.has_times && r.sent == 1 && r.done == 2);
+	    r.has_times && r.sent == 1 && r.done == 2 && r.error == NULL);
 	CHECK(EVAL("{\"ok\":true,\"ttft_s\":0.5,\"tokens\":10}") == 0);
 	CHECK(!r.slo_met && !r.has_times);	/* 0.5 is not < 500ms */
 	CHECK(EVAL("{\"ok\":true,\"ttft_s\":0.1}") == 0 && !r.slo_met);
-	CHECK(EVAL("{\"ok\":false,\"ttft_s\":0.1,\"tokens\":99}") == 0 &&
-	    !r.slo_met && !r.ok);
+	CHECK(EVAL("{\"ok\":false,\"ttft_s\":0.1,\"tokens\":99,"
+	    "\"error\":\"timeout\"}") == 0 && !r.slo_met && !r.ok);
+	CHECK(r.error && strcmp(r.error, "timeout") == 0);
+	CHECK(EVAL("{\"ok\":false,\"error\":5}") == 0 && r.error == NULL);
 	CHECK(EVAL("{\"ok\":true,\"ttft_s\":null,\"sent_s\":2,"
 	    "\"done_s\":1}") == 0 && !r.has_metric[0] && !r.has_times);
 	CHECK(EVAL("{\"kind\":\"error\",\"line\":3}") == 0 &&
 	    r.input_error && !r.ok);
+	CHECK(EVAL("{\"kind\":\"error\",\"ok\":true}") == 0 &&
+	    r.input_error && !r.ok);
+	/* keys and values are compared decoded: escapes do not matter */
+	CHECK(EVAL("{\"\\u006fk\":true,\"ttft\\u005fs\":7}") == 0 &&
+	    r.ok && r.has_metric[0] && r.metric[0] == 7);
+	CHECK(EVAL("{\"kind\":\"\\u0065rror\"}") == 0 && r.input_error);
+	/* nested fields are not top-level fields */
+	CHECK(EVAL("{\"id\":{\"ok\":false},\"ok\":true}") == 0 && r.ok);
+	CHECK(EVAL("{\"ok\":1,\"ok\":false}") == 0 && !r.ok);	/* last wins */
 	CHECK(EVAL("{\"ttft_s\":1}") != 0);
 	CHECK_STR(err, "missing field 'ok'");
 	CHECK(EVAL("{\"ok\":1}") != 0);
 	CHECK_STR(err, "field 'ok' is not a boolean");
+	CHECK(EVAL("{\"ok\":null}") != 0);
+	CHECK_STR(err, "field 'ok' is not a boolean");
+	CHECK(EVAL("{\"ok\":true,\"ttft_s\":\"fast\"}") != 0);
+	CHECK_STR(err, "field 'ttft_s' is not a number");
 	CHECK(EVAL("{\"ok\":true,\"tokens\":\"many\"}") != 0);
 	CHECK_STR(err, "field 'tokens' is not a number");
 	CHECK(EVAL("{\"ok\":true,\"done_s\":[]}") != 0);
+	CHECK_STR(err, "sent_s or done_s is not a number");
+	EVAL(NULL);
 #undef EVAL
 }
 
 int
 main(void)
 {
-	test_scan();
 	test_boot();
 	test_peak();
 	test_eval();
