@@ -108,3 +108,35 @@ setup() {
 	assert_success
 	[ "${#lines[@]}" -eq 3 ]
 }
+
+@test "keys, kinds, group values and error classes are compared decoded, escapes aside" {
+	printf '%s\n' '{"\u006fk":true,"model":"a","ttft_s":1}' '{"ok":true,"model":"\u0061","ttft\u005fs":3}' \
+	    '{"ok":false,"model":"a","error":"time\u006fut"}' '{"ok":false,"model":"a","error":"timeout"}' \
+	    '{"kind":"\u0065rror","model":"a"}' >"$BATS_TEST_TMPDIR/r"
+	run sh -c "stats --by model --metrics ttft_s --percentiles 50 --bootstrap 0 <'$BATS_TEST_TMPDIR/r' | jq -c '[.model, .n, .ok, .errors, .ttft_s.p50]'"
+	assert_success
+	assert_output '["a",5,2,{"timeout":2,"bad_input":1},2]'
+}
+
+@test "group values that are objects group alike whatever their key order" {
+	printf '%s\n' '{"ok":true,"m":{"x":1,"y":2}}' '{"ok":true,"m":{"y":2,"x":1}}' '{"ok":true,"m":{"x":1}}' >"$BATS_TEST_TMPDIR/r"
+	run sh -c "stats --by m --bootstrap 0 <'$BATS_TEST_TMPDIR/r' | jq -c '[.m, .n]'"
+	assert_output "$(printf '%s\n' '[{"x":1,"y":2},2]' '[{"x":1},1]')"
+}
+
+@test "a line jansson rejects is a bad line even in a field stats does not read" {
+	printf '%s\n' '{"ok":true,"id":123456789012345678901234567890}' '{"ok":true}' >"$BATS_TEST_TMPDIR/r"
+	run --separate-stderr stats --bootstrap 0 <"$BATS_TEST_TMPDIR/r"
+	assert_failure 65
+	assert_line --index 0 --regexp '^\{"kind":"error","line":1,"error":"invalid JSON: too big integer \(column [0-9]+\)"\}$'
+	[[ "$stderr" =~ ^"stats: stdin:1: invalid JSON: too big integer (column "[0-9]+")"$ ]]
+	run jqv "${lines[1]}" '"\(.n) \(.ok)"'
+	assert_output '1 1'
+}
+
+@test "a line holding a NUL byte is one bad line and the next line still counts" {
+	skip "lib/jsonl.c readline() measures fgets' buffer with strlen, so a NUL byte joins the next line to it (foundation bug, reported)"
+	printf '{"ok":true}\n{"ok":\0true}\n{"ok":true}\n' >"$BATS_TEST_TMPDIR/r"
+	run sh -c "stats --bootstrap 0 <'$BATS_TEST_TMPDIR/r' 2>/dev/null | jq -c '[.line, .n]'"
+	assert_output "$(printf '%s\n' '[2,null]' '[null,2]')"
+}
