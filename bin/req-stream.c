@@ -498,24 +498,22 @@ discard(char *p, size_t size, size_t n, void *arg)
 static void
 warmup(const struct opts *o, struct curl_slist *hdrs)
 {
-	char cerr[CURL_ERROR_SIZE] = "", *body, *model;
-	const char *pre;
+	char cerr[CURL_ERROR_SIZE] = "", *body;
 	json_t *js;
 	long code = 0;
 	CURLcode rc;
 	CURL *h;
 	long long i;
 
-	pre = o->chat ? "{\"messages\":[{\"role\":\"user\",\"content\":"
-	    "\"warm up\"}],\"max_tokens\":1,\"stream\":true,\"model\":" :
-	    "{\"prompt\":\"warm up\",\"max_tokens\":1,\"stream\":true,"
-	    "\"model\":";
-	js = json_string(o->model);
-	model = js ? json_dumps(js, JSON_ENCODE_ANY) : NULL;
+	js = o->chat ? json_pack("{s:[{s:s,s:s}],s:i,s:b,s:s}", "messages",
+	    "role", "user", "content", "warm up", "max_tokens", 1, "stream", 1,
+	    "model", o->model) : json_pack("{s:s,s:i,s:b,s:s}", "prompt",
+	    "warm up", "max_tokens", 1, "stream", 1, "model", o->model);
+	body = js ? json_dumps(js, JSON_COMPACT) : NULL;
 	json_decref(js);
-	if (model == NULL || asprintf(&body, "%s%s}", pre, model) < 0)
-		kv_die(KV_SOFTWARE, "out of memory:");
-	free(model);
+	if (body == NULL)
+		kv_die(KV_USAGE, "--model: cannot build a request (is the name "
+		    "valid UTF-8?)");
 	for (i = 0; i < o->warmup; i++) {
 		if ((h = curl_easy_init()) == NULL)
 			kv_die(KV_SOFTWARE, "curl_easy_init failed");
