@@ -426,6 +426,39 @@ group_free(struct group *g, const struct opts *o)
 	sm_vec_free(&g->done);
 }
 
+/*
+ * While a line is parsed, jansson allocates from a bump arena reset after
+ * each record: a record's dozens of small allocations cost a pointer
+ * bump each and its free nothing.  What does not fit, and everything
+ * allocated outside parsing (group index, summaries), uses malloc.
+ */
+#define ARENA_BYTES (1u << 20)
+static struct {
+	char *p;
+	size_t used;
+	bool on;
+} arena;
+
+static void *
+arena_malloc(size_t n)
+{
+	void *q;
+
+	if (!arena.on || n > ARENA_BYTES - arena.used)
+		return malloc(n);
+	q = arena.p + arena.used;
+	arena.used += (n + 15) & ~(size_t)15;	/* stays <= ARENA_BYTES */
+	return q;
+}
+
+static void
+arena_free(void *q)
+{
+	if ((uintptr_t)q - (uintptr_t)arena.p < ARENA_BYTES)
+		return;
+	free(q);
+}
+
 /* Read every record into a; returns the exit status so far. */
 static int
 read_all(struct acc *a, const struct opts *o)
@@ -441,7 +474,13 @@ read_all(struct acc *a, const struct opts *o)
 	if (setvbuf(stdin, inbuf, _IOFBF, sizeof(inbuf)) != 0)
 		kv_die(KV_SOFTWARE, "stdin: cannot set a buffer");
 	jsonl_init(&r, stdin, "stdin", 0);
-	while ((st = jsonl_next(&r, &rec)) != JSONL_EOF) {
+	for (;;) {
+		arena.used = 0;		/* the last record is gone */
+		arena.on = true;
+		st = jsonl_next(&r, &rec);
+		arena.on = false;
+		if (st == JSONL_EOF)
+			break;
 		if (st == JSONL_BAD && ferror(stdin))
 			kv_die(KV_IOERR, "stdin: %s", r.err);
 		msg = r.err;
@@ -472,6 +511,9 @@ main(int argc, char **argv)
 
 	kv_setprogname(argv[0]);
 	parse(argc, argv, &o);
+	if ((arena.p = malloc(ARENA_BYTES)) == NULL)
+		kv_die(KV_SOFTWARE, "out of memory:");
+	json_set_alloc_funcs(arena_malloc, arena_free);
 	if ((a.index = json_object()) == NULL)
 		kv_die(KV_SOFTWARE, "out of memory");
 	status = read_all(&a, &o);
@@ -488,6 +530,7 @@ main(int argc, char **argv)
 	free(a.g);
 	free(a.key);
 	json_decref(a.index);
+	free(arena.p);		/* no jansson object is left */
 	for (i = 0; i < 4; i++)
 		free(o.lists[i]);
 	return kv_fshut(status);
