@@ -77,7 +77,8 @@ eval(const struct sm_spec *sp, const char *js, struct sm_rec *r, char *err,
 	json_decref(rec);
 	if (js == NULL)
 		return rec = NULL, 0;
-	if (!json_is_object(rec = json_loads(js, 0, NULL)))
+	rec = json_loads(js, 0, NULL);	/* json_is_object is a macro */
+	if (!json_is_object(rec))
 		abort();
 	return sm_eval(sp, rec, r, err, errlen);
 }
