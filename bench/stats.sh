@@ -3,6 +3,8 @@
 # bench/stats.sh: RECORDS (default 1,000,000) req-stream-shaped result
 # records through stats versus a jq + sort + awk pipeline computing the same
 # percentiles (type 7) of ttft_s and e2e_s over the successful requests.
+# Both sides parse every line in full (stats with jansson, jq with its own
+# parser), so the ratio is mostly jansson's parse speed against jq's.
 # Knobs: KVGATE_BIN, RECORDS.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
