@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,30 +129,73 @@ jsonl_next(struct jsonl_reader *r, json_t **out)
 /*
  * One buffer per thread, reused across records: jansson dumps into it in
  * one pass and the line goes out in one fwrite, instead of a callback per
- * token.  It grows to the longest record written and is never shrunk.
+ * token.  It grows to the longest record written; a thread's buffer is
+ * freed when the thread exits.
  */
-static _Thread_local char *dumpbuf;
-static _Thread_local size_t dumpcap;
+struct dumpbuf {
+	char *p;
+	size_t cap;
+};
+
+static pthread_key_t dumpkey;
+static pthread_once_t dumponce = PTHREAD_ONCE_INIT;
+static int dumpkey_ok;
+
+static void
+dumpbuf_free(void *v)
+{
+	struct dumpbuf *b = v;
+
+	free(b->p);
+	free(b);
+}
+
+static void
+dumpkey_init(void)
+{
+	dumpkey_ok = pthread_key_create(&dumpkey, dumpbuf_free) == 0;
+}
+
+static struct dumpbuf *
+dumpbuf_get(void)
+{
+	struct dumpbuf *b;
+
+	if (pthread_once(&dumponce, dumpkey_init) != 0 || !dumpkey_ok)
+		return NULL;
+	if ((b = pthread_getspecific(dumpkey)) != NULL)
+		return b;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return NULL;
+	if (pthread_setspecific(dumpkey, b) != 0) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
 
 int
 jsonl_write(FILE *out, const json_t *rec, bool flush)
 {
+	struct dumpbuf *b = dumpbuf_get();
 	size_t n;
 
+	if (b == NULL)
+		return -1;
 	for (;;) {
-		n = json_dumpb(rec, dumpbuf, dumpcap, JSON_COMPACT);
+		n = json_dumpb(rec, b->p, b->cap, JSON_COMPACT);
 		if (n == 0)
 			return -1;
-		if (n < dumpcap)
+		if (n < b->cap)
 			break;
-		char *nb = realloc(dumpbuf, n + 1);
+		char *nb = realloc(b->p, n + 1);
 		if (nb == NULL)
 			return -1;
-		dumpbuf = nb;
-		dumpcap = n + 1;
+		b->p = nb;
+		b->cap = n + 1;
 	}
-	dumpbuf[n] = '\n';
-	if (fwrite(dumpbuf, 1, n + 1, out) != n + 1)
+	b->p[n] = '\n';
+	if (fwrite(b->p, 1, n + 1, out) != n + 1)
 		return -1;
 	if (flush && fflush(out) != 0)
 		return -1;
