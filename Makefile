@@ -44,26 +44,30 @@ all: $(CMDS:%=$(BUILD)/bin/%)
 define flavour
 $(1)/obj/%.o: %.c $(LIBHDR) VERSION
 	@mkdir -p $$(@D)
-	$(2) $(CSTD) $(WARN) $(3) $(CPPFLAGS) -c -o $$@ $$<
+	@echo "  CC      $$@"
+	@$(2) $(CSTD) $(WARN) $(3) $(CPPFLAGS) -c -o $$@ $$<
 
 $(1)/lib/libkvgate.a: $(LIBSRC:%.c=$(1)/obj/%.o)
 	@mkdir -p $$(@D)
-	rm -f $$@ && ar rcs $$@ $$^
+	@rm -f $$@ && ar rcs $$@ $$^
 
 $(1)/bin/%: $(1)/obj/bin/%.o $(1)/lib/libkvgate.a
 	@mkdir -p $$(@D)
-	$(2) $(3) -o $$@ $$< $(1)/lib/libkvgate.a $(LDLIBS)
+	@echo "  LD      $$@"
+	@$(2) $(3) -o $$@ $$< $(1)/lib/libkvgate.a $(LDLIBS)
 
 $(1)/unit/%: $(1)/obj/tests/unit/%.o $(1)/lib/libkvgate.a
 	@mkdir -p $$(@D)
-	$(2) $(3) -o $$@ $$< $(1)/lib/libkvgate.a $(LDLIBS)
+	@echo "  LD      $$@"
+	@$(2) $(3) -o $$@ $$< $(1)/lib/libkvgate.a $(LDLIBS)
 endef
 
 $(eval $(call flavour,$(BUILD),$(CC),$(CFLAGS)))
 $(eval $(call flavour,$(BUILD)/asan,$(CC),-O1 -g $(SAN)))
 $(eval $(call flavour,$(BUILD)/clang,$(CLANG),$(CFLAGS)))
 
-.PRECIOUS: %.o $(BUILD)/%.o $(BUILD)/asan/%.o $(BUILD)/clang/%.o
+# keep objects: they are not throwaway intermediates
+.SECONDARY:
 
 UNITS = $(notdir $(basename $(UNITSRC)))
 
@@ -96,10 +100,12 @@ check: deps
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined
 $(BUILD)/fuzz/obj/%.o: %.c $(LIBHDR)
 	@mkdir -p $(@D)
-	$(CLANG) $(CSTD) $(WARN) $(FUZZFLAGS) $(CPPFLAGS) -c -o $@ $<
+	@echo "  CC      $@"
+	@$(CLANG) $(CSTD) $(WARN) $(FUZZFLAGS) $(CPPFLAGS) -c -o $@ $<
 
 $(BUILD)/fuzz/%: $(BUILD)/fuzz/obj/fuzz/%.o $(LIBSRC:%.c=$(BUILD)/fuzz/obj/%.o)
-	$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
+	@echo "  LD      $@"
+	@$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
 
 FUZZERS = $(notdir $(basename $(FUZZSRC)))
 
