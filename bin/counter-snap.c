@@ -197,11 +197,13 @@ load(const char *path, json_t *map, json_t *order, const struct opts *o)
 	json_t *rec;
 	char err[256] = "", *key;
 	int status = KV_OK;
+	size_t nread = 0;
 
 	if (fp == NULL)
 		kv_die(KV_IOERR, "%s:", path);
 	jsonl_init(&rd, fp, name, 0);
 	while ((st = jsonl_next(&rd, &rec)) != JSONL_EOF) {
+		nread++;
 		key = NULL;
 		err[0] = '\0';
 		if (st == JSONL_OK && json_is_string(json_object_get(rec,
@@ -210,8 +212,14 @@ load(const char *path, json_t *map, json_t *order, const struct opts *o)
 			snprintf(err, sizeof(err), "not a counter record "
 			    "(kind %s)", json_string_value(json_object_get(rec,
 			    "kind")));
-		} else if (st == JSONL_OK)
-			key = ctr_key(rec, err, sizeof(err));
+		} else if (st == JSONL_OK) {
+			/* a value and a time the delta can use, or an error now */
+			json_t *probe = ctr_delta(NULL, rec, err, sizeof(err));
+
+			if (probe != NULL)
+				key = ctr_key(rec, err, sizeof(err));
+			json_decref(probe);
+		}
 		if (st == JSONL_OK && key) {
 			if (order)
 				json_array_append(order, rec);
@@ -228,6 +236,11 @@ load(const char *path, json_t *map, json_t *order, const struct opts *o)
 	}
 	if (ferror(fp))
 		status = KV_IOERR;
+	else if (nread == 0) {
+		jsonl_error(stdout, name, 0, "empty snapshot (no counter "
+		    "records)");
+		status = KV_DATAERR;
+	}
 	jsonl_free(&rd);
 	if (fp != stdin)
 		fclose(fp);
