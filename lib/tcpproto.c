@@ -251,6 +251,29 @@ tp_digest(void *ctx, const uint8_t *payload, uint32_t len,
 }
 
 int
+tp_digest_begin(void *ctx)
+{
+	return EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 ? 0 : -1;
+}
+
+int
+tp_digest_update(void *ctx, const uint8_t *p, size_t len)
+{
+	return EVP_DigestUpdate(ctx, p, len) == 1 ? 0 : -1;
+}
+
+int
+tp_digest_end(void *ctx, const uint8_t hdr[TP_HASHED_HDR], uint8_t md[32])
+{
+	unsigned mdlen = 0;
+
+	if (EVP_DigestUpdate(ctx, hdr, TP_HASHED_HDR) != 1 ||
+	    EVP_DigestFinal_ex(ctx, md, &mdlen) != 1)
+		return -1;
+	return 0;
+}
+
+int
 tp_midstate(void *ctx, const uint8_t *payload, uint32_t len)
 {
 	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||

@@ -125,6 +125,10 @@ void tp_ctx_free(void *ctx);
 int tp_ctx_copy(void *dst, const void *src);
 int tp_digest(void *ctx, const uint8_t *payload, uint32_t len,
     const uint8_t hdr[TP_HASHED_HDR], uint8_t md[32]);
+/* The same digest in steps, for a payload that arrives in pieces. */
+int tp_digest_begin(void *ctx);
+int tp_digest_update(void *ctx, const uint8_t *p, size_t len);
+int tp_digest_end(void *ctx, const uint8_t hdr[TP_HASHED_HDR], uint8_t md[32]);
 /* Digest the payload only into ctx (a midstate to resume from). */
 int tp_midstate(void *ctx, const uint8_t *payload, uint32_t len);
 /* Finish a copy of midstate with the header bytes into md. */

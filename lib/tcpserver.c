@@ -27,6 +27,7 @@
 #include "tcpproto.h"
 
 #define MAX_CONNS 1024
+#define CHUNK (256u << 10)	/* hash while the bytes are in cache */
 
 struct slot {
 	int fd;
@@ -163,6 +164,32 @@ next_header(struct slot *sl, const char *peer, int fd, uint8_t hb[TP_FRAME_HDR],
 	}
 }
 
+/*
+ * Read a payload of len bytes into buf, hashing each piece while it is
+ * still in cache when ctx is given (*dig_ok false if OpenSSL failed).
+ * 0, or -1 when the stream ends or fails first.
+ */
+static int
+read_payload(int fd, uint8_t *buf, uint32_t len, void *ctx, bool *dig_ok)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	*dig_ok = ctx == NULL || tp_digest_begin(ctx) == 0;
+	while (got < len) {
+		n = read(fd, buf + got, len - got < CHUNK ? len - got : CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		if (ctx && *dig_ok && tp_digest_update(ctx, buf + got,
+		    (size_t)n) != 0)
+			*dig_ok = false;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
 /* Verify frames on one attached stream until it ends. */
 static void
 serve_stream(struct session *se, uint32_t id, int fd, const char *peer)
@@ -174,7 +201,7 @@ serve_stream(struct session *se, uint32_t id, int fd, const char *peer)
 	void *ctx = tp_ctx_new();
 	struct tp_frame f;
 	char msg[160];
-	bool ok;
+	bool ok, dig_ok;
 	int rc;
 
 	if (buf == NULL || ctx == NULL) {
@@ -182,7 +209,8 @@ serve_stream(struct session *se, uint32_t id, int fd, const char *peer)
 		goto out;
 	}
 	while ((rc = next_header(sl, peer, fd, hb, max, &f)) == 1) {
-		if (f.len && kv_read_full(fd, buf, f.len) != (ssize_t)f.len) {
+		if (read_payload(fd, buf, f.len, se->h.verify ? ctx : NULL,
+		    &dig_ok) != 0) {
 			sl->seq.r.frames_bad++;
 			snprintf(msg, sizeof(msg), "stream %u: truncated frame "
 			    "(seq %llu, %u bytes announced)", (unsigned)id,
@@ -192,7 +220,7 @@ serve_stream(struct session *se, uint32_t id, int fd, const char *peer)
 		}
 		ok = f.stream == id;
 		if (ok && se->h.verify == TP_VERIFY_SHA256)
-			ok = tp_digest(ctx, buf, f.len, hb, md) == 0 &&
+			ok = dig_ok && tp_digest_end(ctx, hb, md) == 0 &&
 			    memcmp(md, f.sha, 32) == 0;
 		if (tp_seq_feed(&sl->seq, f.seq, ok, f.len))
 			atomic_store(&sl->verified, sl->seq.r.verified_bytes);
