@@ -323,7 +323,8 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .root = "/sys", .timeout_s = 10 };
+	/* static: reachable until exit, whichever way main leaves */
+	static struct opts o = { .root = "/sys", .timeout_s = 10 };
 	struct run r = { .o = &o };
 	char err[128];
 	CURL *c;
