@@ -323,3 +323,9 @@ gone null absent_after"
 	run_vg counter-snap --diff "$TMP/s" "$TMP/s"
 	assert_success
 }
+
+@test "examples/counter-snap-diff.sh prints what examples/counter-snap-diff.out says" {
+	run sh "$KVGATE_ROOT/examples/counter-snap-diff.sh"
+	assert_success
+	assert_output "$(cat "$KVGATE_ROOT/examples/counter-snap-diff.out")"
+}
