@@ -238,10 +238,8 @@ ctr_key(const json_t *rec, char *err, size_t errlen)
 
 	if (jf_str(rec, "source", &src, err, errlen) != JF_OK ||
 	    jf_str(rec, "name", &name, err, errlen) != JF_OK) {
-		if (err[0] == '\0' || !json_object_get(rec, "source") ||
-		    !json_object_get(rec, "name"))
-			snprintf(err, errlen, "a counter record needs string "
-			    "fields source and name");
+		snprintf(err, errlen, "a counter record needs string fields "
+		    "source and name");
 		return NULL;
 	}
 	if (labels != NULL && !json_is_object(labels)) {
