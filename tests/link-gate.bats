@@ -172,3 +172,22 @@ verdict() { printf '%s\n' "$output" | tail -1; }
 	run bcrit --bw "tcp=$fast" <<<"$rec"
 	[ "$(jqv "$output" .links.tcp.profitable_serial)" = true ]
 }
+
+@test "not root and no prefixes: the gate falls back to loopback and says so" {
+	if [ "$(id -u)" -ne 0 ]; then
+		run "$GATE" --duration 500ms -P 1 --evidence "$TMP/ev"
+	else
+		command -v setpriv >/dev/null || skip "setpriv not installed"
+		chmod 711 "$TMP"
+		mkdir -m 777 "$TMP/nobody"
+		run setpriv --reuid=65534 --regid=65534 --clear-groups env \
+		    TMPDIR="$TMP/nobody" HOME="$TMP/nobody" KVGATE_BIN="$KVGATE_BIN" \
+		    sh "$GATE" --duration 500ms -P 1
+	fi
+	assert_success
+	v=$(verdict)
+	[ "$(jqv "$v" .mode)" = loopback ]
+	[ "$(jqv "$v" .exec_a)" = "" ]
+	[ "$(jqv "$v" .server_addr)" = 127.0.0.1 ]
+	[ "$(jqv "$v" .passed)" = true ]
+}
