@@ -135,6 +135,10 @@ snapshot(const struct options *o, char **entries, size_t n, const char *src)
 
 	if (v == NULL || vars == NULL || red == NULL)
 		kv_die(KV_SOFTWARE, "out of memory");
+	if (n == 0 && strcmp(src, "self") != 0) {
+		kv_warn("%s: no entries", src);
+		status = KV_DATAERR;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char *eq = strchr(entries[i], '=');
 

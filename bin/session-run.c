@@ -207,8 +207,14 @@ spawn(const struct options *o, struct slot *s, const char *cgdir)
 		errno = e;
 		return -1;
 	}
-	if ((pidfd = proc_pidfd_open(pid)) < 0)
-		kv_die(KV_SOFTWARE, "pidfd_open %d:", (int)pid);
+	if ((pidfd = proc_pidfd_open(pid)) < 0) {
+		e = errno;
+		kill(pid, SIGKILL);	/* our unreaped child: its PID is ours */
+		waitpid(pid, NULL, 0);
+		errno = e;
+		kv_die(KV_UNAVAILABLE, "pidfd_open %d (Linux 5.3 or later "
+		    "needed):", (int)pid);
+	}
 	if (proc_stat_read(pid, &st) < 0 || proc_boot_id(boot) < 0)
 		kv_die(KV_SOFTWARE, "reading /proc/%d:", (int)pid);
 	s->pid = pid;
@@ -259,6 +265,9 @@ check_slot(int dirfd, const char *name)
 	if (rc == 0)
 		return 0;
 	c = slot_identify(&old, &fd);
+	if (c == SLOT_ERROR)
+		kv_die(KV_UNAVAILABLE, "slot %s: cannot check pid %d: "
+		    "pidfd_open:", name, (int)old.pid);
 	if (c == SLOT_MATCH) {
 		close(fd);
 		kv_warn("slot %s is held by pid %d", name, (int)old.pid);
@@ -293,7 +302,7 @@ make_cgroup(const char *name)
 static int
 run(const struct options *o, struct slot *s)
 {
-	struct stop_opts so = { SIGTERM, 10, 5 };
+	struct stop_opts so = { SIGTERM, 10, 5, true };
 	const char *why;
 	json_t *rec;
 	int dirfd, lk, pidfd, rc;
@@ -326,6 +335,10 @@ run(const struct options *o, struct slot *s)
 	    o->name, "reason", why);
 	lk = session_lock(dirfd, o->name, 60);
 	rc = session_stop(s, &so, rec);
+	json_object_set(rec, "stop_reason", json_object_get(rec, "reason"));
+	json_object_set_new(rec, "reason", json_string(why));
+	if (json_is_null(json_object_get(rec, "stop_reason")))
+		json_object_del(rec, "stop_reason");
 	if (rc == KV_OK || json_is_false(json_object_get(rec, "verified")))
 		session_slot_remove(dirfd, o->name);
 	waitpid(s->pid, NULL, WNOHANG);

@@ -163,8 +163,9 @@ create(const struct options *o, int argc, char **argv)
 		if (p == NULL)
 			kv_die(KV_USAGE, "PATH '%s': %s", argv[i], err);
 		if (mf_walk_add(&w, rootfd, p, err, sizeof(err)) < 0)
-			kv_die(errno == ENOENT ? KV_DATAERR : KV_IOERR, "%s:",
-			    err);
+			kv_die(errno == ENOENT || errno == ELOOP ||
+			    errno == ENOTDIR || errno == EXDEV ? KV_DATAERR :
+			    KV_IOERR, "%s:", err);
 		free(p);
 	}
 	mf_walk_sort(&w);

@@ -208,7 +208,7 @@ mf_parse_json_line(const char *line, size_t len, struct mf_entry *e,
 	int rc = -1;
 
 	memset(e, 0, sizeof(*e));
-	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	o = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	if (o == NULL) {
 		snprintf(err, errlen, "invalid JSON: %s", je.text);
 		return -1;

@@ -355,7 +355,7 @@ slot_identify(const struct slot *s, int *pidfd)
 	if (proc_boot_id(boot) == 0 && strcmp(boot, s->boot_id) != 0)
 		return SLOT_OTHER_BOOT;
 	if ((fd = proc_pidfd_open(s->pid)) < 0)
-		return SLOT_DEAD;
+		return errno == ESRCH ? SLOT_DEAD : SLOT_ERROR;
 	if (proc_stat_read(s->pid, &st) < 0 || st.state == 'Z' ||
 	    proc_pidfd_signal(fd, 0) < 0) {
 		close(fd);
@@ -381,6 +381,8 @@ slot_check_name(enum slot_check c)
 		return "boot id differs (slot written before a reboot)";
 	case SLOT_REUSED:
 		return "start time differs (PID reused by another process)";
+	case SLOT_ERROR:
+		return "cannot check the process (pidfd_open failed)";
 	}
 	return "?";
 }

@@ -78,7 +78,8 @@ enum slot_check {
 	SLOT_MATCH = 0,		/* alive, same boot, same start time */
 	SLOT_DEAD,		/* no such process (or a zombie) */
 	SLOT_OTHER_BOOT,	/* the slot was written before a reboot */
-	SLOT_REUSED		/* the PID now belongs to another process */
+	SLOT_REUSED,		/* the PID now belongs to another process */
+	SLOT_ERROR		/* cannot tell: pidfd_open failed (errno) */
 };
 
 /*

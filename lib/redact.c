@@ -142,20 +142,47 @@ redact_entropy(const char *s, size_t len)
 	return h;
 }
 
-/* A long random-looking run: upper, lower and digits, high entropy. */
+/*
+ * A long random-looking run: at least 24 characters with digits, and
+ * upper and lower case letters beyond the hex digits (so hex digests and
+ * UUIDs, even "GPU-" prefixed, are not taken for secrets), and an entropy
+ * of at least 4 bits per character.
+ */
 static bool
 high_entropy(const char *s, size_t n)
 {
 	bool up = false, lo = false, dg = false;
 
-	if (n < 24 || s[0] == '/')
+	if (n < 24)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		up |= isupper((unsigned char)s[i]) != 0;
-		lo |= islower((unsigned char)s[i]) != 0;
-		dg |= isdigit((unsigned char)s[i]) != 0;
+		unsigned char c = (unsigned char)s[i];
+
+		up |= isupper(c) && c > 'F';
+		lo |= islower(c) && c > 'f';
+		dg |= isdigit(c) != 0;
 	}
 	return up && lo && dg && redact_entropy(s, n) >= 4.0;
+}
+
+/* The run itself (unless it starts like a path) or one of its '/' parts. */
+static bool
+high_entropy_run(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (s[0] != '/' && high_entropy(s, n))
+		return true;
+	while (i < n) {
+		size_t j = i;
+
+		while (j < n && s[j] != '/')
+			j++;
+		if (high_entropy(s + i, j - i))
+			return true;
+		i = j + 1;
+	}
+	return false;
 }
 
 const char *
@@ -186,7 +213,7 @@ redact_value_shape(const char *v)
 		    span(s + (s[1] == 'e' || s[1] == 'E' ? 7 : 6), "+/=-_.~") >= 12)
 			return "Authorization credentials";
 		run = span(s, "+/=_-");
-		if (high_entropy(s, run))
+		if (high_entropy_run(s, run))
 			return "long high-entropy string";
 		if (run > 1)
 			i += run - 1;
@@ -194,6 +221,12 @@ redact_value_shape(const char *v)
 	return NULL;
 }
 
+/*
+ * In each "scheme://" the userinfo runs to the last '@' before the end of
+ * the word (white space or a quote), so a password holding '@', '/' or
+ * '#' is still hidden whole; erring this way hides a little more than the
+ * password, never less.
+ */
 char *
 redact_url_passwords(const char *v)
 {
@@ -206,16 +239,17 @@ redact_url_passwords(const char *v)
 		return NULL;
 	while (*p) {
 		const char *sch = strstr(p, "://"), *auth, *end, *at = NULL,
-		    *colon = NULL;
+		    *colon;
 
 		if (sch == NULL)
 			break;
 		auth = sch + 3;
-		for (end = auth; *end && !strchr("/?# \t\n\"'", *end); end++)
+		for (end = auth; *end && !strchr(" \t\r\n\"'<>", *end); end++)
 			if (*end == '@')
 				at = end;
-		if (at)
-			colon = memchr(auth, ':', (size_t)(at - auth));
+		colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+		if (colon && memchr(auth, '/', (size_t)(colon - auth)))
+			colon = NULL;	/* "host/path:x@y": no userinfo */
 		if (colon && colon + 1 < at) {
 			memcpy(out + o, p, (size_t)(colon + 1 - p));
 			o += (size_t)(colon + 1 - p);
@@ -224,9 +258,9 @@ redact_url_passwords(const char *v)
 			p = at;
 			changed = true;
 		} else {
-			memcpy(out + o, p, (size_t)(end - p));
-			o += (size_t)(end - p);
-			p = end;
+			memcpy(out + o, p, (size_t)(auth - p));
+			o += (size_t)(auth - p);
+			p = auth;
 		}
 	}
 	memcpy(out + o, p, strlen(p) + 1);

@@ -377,7 +377,7 @@ fail_check(json_t *rec, const char *check, const char *fmt, ...)
 
 /* The verification half of session_stop: leader pidfd or -1 (rec says). */
 static int
-verify(const struct slot *s, json_t *rec)
+verify(const struct slot *s, bool own_child, json_t *rec)
 {
 	struct proc_stat st;
 	char boot[37], cwd[2048];
@@ -392,8 +392,13 @@ verify(const struct slot *s, json_t *rec)
 		    s->boot_id);
 		return -1;
 	}
-	if ((fd = proc_pidfd_open(s->pid)) < 0 ||
-	    proc_stat_read(s->pid, &st) < 0 || st.state == 'Z') {
+	if ((fd = proc_pidfd_open(s->pid)) < 0 && errno != ESRCH) {
+		fail_check(rec, "alive", "pidfd_open %d: %s", (int)s->pid,
+		    strerror(errno));
+		return -1;
+	}
+	if (fd < 0 || proc_stat_read(s->pid, &st) < 0 ||
+	    (st.state == 'Z' && !own_child)) {
 		fail_check(rec, "alive", "pid %d is not running", (int)s->pid);
 		goto bad;
 	}
@@ -410,6 +415,8 @@ verify(const struct slot *s, json_t *rec)
 		    (int)s->sid);
 		goto bad;
 	}
+	if (st.state == 'Z')
+		goto done;	/* our own exited child: no cwd to read */
 	if (proc_link(s->pid, "cwd", cwd, sizeof(cwd)) < 0) {
 		fail_check(rec, "cwd", "cannot read the cwd of pid %d: %s",
 		    (int)s->pid, strerror(errno));
@@ -425,6 +432,7 @@ verify(const struct slot *s, json_t *rec)
 		    (int)s->pid);
 		goto bad;
 	}
+done:
 	json_object_set_new(rec, "verified", json_true());
 	return fd;
 bad:
@@ -460,7 +468,7 @@ session_stop(const struct slot *s, const struct stop_opts *o, json_t *rec)
 	json_t *leaked;
 	int fd, status;
 
-	if ((fd = verify(s, rec)) < 0)
+	if ((fd = verify(s, o->own_child, rec)) < 0)
 		return KV_FAIL;
 	if (s->cgroup && session_cgroup_root(root, sizeof(root)) == 0 &&
 	    strncmp(s->cgroup, root, strlen(root)) == 0) {

@@ -36,6 +36,10 @@ struct stop_opts {
 	int sig;		/* the first signal (SIGTERM) */
 	double timeout_s;	/* wait this long before escalating */
 	double kill_after_s;	/* then wait this long after SIGKILL */
+	bool own_child;		/* the leader is the caller's unreaped child:
+				   its PID (and so its sid) cannot be reused,
+				   so a leader that already exited still lets
+				   its session be stopped */
 };
 
 /*
