@@ -26,8 +26,8 @@ set -u
 KVGATE_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 [ -n "${KVGATE_BIN:-}" ] && PATH=$KVGATE_BIN:$PATH && export PATH
 
-mode=auto dry=0 duration=5s streams=4 frame=1MiB port= addr=
-iface_a= iface_b= ns_a=kvg-a ns_b=kvg-b shape= ev=
+mode=auto dry=0 duration=5s streams=4 frame=1MiB port='' addr=''
+iface_a='' iface_b='' ns_a=kvg-a ns_b=kvg-b shape='' ev=''
 
 usage() {
 	sed -n 's/^# usage: /usage: /p; /^#  *\[/s/^#/ /p' "$0" | head -6 >&2
@@ -60,7 +60,7 @@ done
 exec_a=${KVGATE_EXEC_A:-} exec_b=${KVGATE_EXEC_B:-}
 . "$KVGATE_ROOT/tests/lib/netns.sh"
 if [ "$mode" = auto ]; then
-	if [ -n "$exec_a$exec_b" ]; then mode=exec
+	if [ -n "$exec_a$exec_b" ]; then mode="exec"
 	elif kvg_netns_usable; then mode=netns
 	else mode=loopback
 	fi
@@ -68,8 +68,9 @@ fi
 case $mode in
 exec)
 	[ -n "$addr" ] || die "--mode exec needs --server-addr (B's address as A sees it)" 2
-	[ -n "$iface_a" ] && [ -n "$iface_b" ] ||
-		die "--mode exec needs --iface-a and --iface-b for the wire counters" 2 ;;
+	if [ -z "$iface_a" ] || [ -z "$iface_b" ]; then
+		die "--mode exec needs --iface-a and --iface-b for the wire counters" 2
+	fi ;;
 netns)
 	[ -z "$exec_a$exec_b" ] || die "--mode netns makes its own prefixes; unset KVGATE_EXEC_A/B" 2
 	kvg_netns_usable || [ "$dry" = 1 ] ||
@@ -78,7 +79,7 @@ netns)
 	addr=${addr:-10.199.0.2}
 	iface_a=$(kvg_veth_name "$ns_a") iface_b=$(kvg_veth_name "$ns_b") ;;
 loopback)
-	exec_a= exec_b= addr=${addr:-127.0.0.1}
+	exec_a='' exec_b='' addr=${addr:-127.0.0.1}
 	iface_a=${iface_a:-lo} iface_b=${iface_b:-lo} ;;
 *) echo "link-gate: --mode must be auto, netns, exec or loopback" >&2; usage ;;
 esac
@@ -124,16 +125,23 @@ role() {
 }
 
 stage() { eval "st_$1=\$2"; }
-for s in netns env_a env_b server_start counters_before client \
-    counters_after deltas server_stop seal; do stage "$s" unknown; done
+# each stage: passed, failed, unknown (did not run) or not_needed
+st_netns=unknown st_env_a=unknown st_env_b=unknown st_server_start=unknown
+st_counters_before=unknown st_client=unknown st_counters_after=unknown
+st_deltas=unknown st_server_stop=unknown
+# passed_if STAGE CMD...: run CMD; the stage passed or failed with it
+passed_if() {
+	_s=$1
+	shift
+	if "$@"; then stage "$_s" passed; else stage "$_s" failed; return 1; fi
+}
 [ "$mode" = netns ] || stage netns not_needed
 server_up=0 ns_up=0
 
 cleanup() {
 	if [ "$server_up" = 1 ]; then
-		role B session-stop.json session-stop --slot-dir "$slots" \
-		    --name tcp-probe-server && stage server_stop passed ||
-		    stage server_stop failed
+		passed_if server_stop role B session-stop.json session-stop \
+		    --slot-dir "$slots" --name tcp-probe-server
 		server_up=0
 	fi
 	[ "$ns_up" = 1 ] && kvg_netns_down && ns_up=0
@@ -142,19 +150,33 @@ cleanup() {
 trap 'cleanup; exit 70' INT TERM HUP
 trap cleanup EXIT
 
+# snap WHEN: counters of both sides' interfaces
+snap() {
+	role A "counters-a-$1.jsonl" counter-snap "netdev:$iface_a" &&
+	    role B "counters-b-$1.jsonl" counter-snap "netdev:$iface_b"
+}
+
+diffs() {
+	for side in a b; do
+		role local "counters-$side-delta.jsonl" counter-snap --diff \
+		    "$ev/counters-$side-before.jsonl" \
+		    "$ev/counters-$side-after.jsonl" || return 1
+	done
+}
+
 run_stages() {
 	if [ "$mode" = netns ]; then
 		if [ "$dry" = 1 ]; then
 			echo "local: kvg_netns_up $ns_a $ns_b${shape:+ $shape}  # tests/lib/netns.sh"
-		elif kvg_netns_up "$ns_a" "$ns_b" $shape; then
+		elif kvg_netns_up "$ns_a" "$ns_b" "$shape"; then
 			ns_up=1
 		else
 			stage netns failed; return 1
 		fi
 		stage netns passed
 	fi
-	role A env-a.json env-snapshot --role a && stage env_a passed || stage env_a failed
-	role B env-b.json env-snapshot --role b && stage env_b passed || stage env_b failed
+	passed_if env_a role A env-a.json env-snapshot --role a
+	passed_if env_b role B env-b.json env-snapshot --role b
 	if [ "$port" = 0 ]; then
 		ready="--ready-cmd"
 		readyarg="grep -q '\"kind\":\"listening\"' '$ev/server.log'"
@@ -171,21 +193,12 @@ run_stages() {
 	fi
 	[ "$dry" = 1 ] || [ "$port" != 0 ] || port=$(jq -r \
 	    'select(.kind=="listening").port' "$ev/server.log" | head -1)
-	role A counters-a-before.jsonl counter-snap "netdev:$iface_a" &&
-	role B counters-b-before.jsonl counter-snap "netdev:$iface_b" &&
-	    stage counters_before passed || stage counters_before failed
-	role A client.jsonl tcp-probe client "$addr" --port "$port" \
-	    --duration "$duration" -P "$streams" --frame "$frame" --interval 1s
-	crc=$?
-	[ "$crc" -eq 0 ] && stage client passed || stage client failed
-	role A counters-a-after.jsonl counter-snap "netdev:$iface_a" &&
-	role B counters-b-after.jsonl counter-snap "netdev:$iface_b" &&
-	    stage counters_after passed || stage counters_after failed
-	role local counters-a-delta.jsonl counter-snap --diff \
-	    "$ev/counters-a-before.jsonl" "$ev/counters-a-after.jsonl" &&
-	role local counters-b-delta.jsonl counter-snap --diff \
-	    "$ev/counters-b-before.jsonl" "$ev/counters-b-after.jsonl" &&
-	    stage deltas passed || stage deltas failed
+	passed_if counters_before snap before
+	passed_if client role A client.jsonl tcp-probe client "$addr" \
+	    --port "$port" --duration "$duration" -P "$streams" \
+	    --frame "$frame" --interval 1s
+	passed_if counters_after snap after
+	passed_if deltas diffs
 	cleanup
 }
 run_stages
@@ -229,8 +242,10 @@ fi
 summary=$(jq -c 'select(.kind=="summary")' "$ev/client.jsonl" 2>/dev/null | tail -1)
 [ -n "$summary" ] || summary='{}'
 delta() {
-	jq -s --arg n "$2" '[.[]|select(.kind=="delta" and .name==$n)][0].delta // null' \
-	    "$ev/counters-$1-delta.jsonl" 2>/dev/null || echo null
+	d=$(jq -s --arg n "$2" \
+	    '[.[]|select(.kind=="delta" and .name==$n)][0].delta // null' \
+	    "$ev/counters-$1-delta.jsonl" 2>/dev/null) || d=null
+	printf '%s\n' "${d:-null}"
 }
 tx_a=$(delta a tx_bytes) rx_b=$(delta b rx_bytes)
 verdict=$(jq -nc --argjson p "$params" --argjson s "$stages" \

@@ -191,3 +191,31 @@ verdict() { printf '%s\n' "$output" | tail -1; }
 	[ "$(jqv "$v" .server_addr)" = 127.0.0.1 ]
 	[ "$(jqv "$v" .passed)" = true ]
 }
+
+@test "a stage that fails makes the verdict UNPROVEN, exit 1, and the server is still stopped" {
+	run "$GATE" --mode loopback --iface-b no-such-if0 --duration 500ms -P 1 \
+	    --evidence "$TMP/ev"
+	assert_failure 1
+	v=$(verdict)
+	[ "$(jqv "$v" .passed)" = false ]
+	[ "$(jqv "$v" .evidence_level)" = UNPROVEN ]
+	[ "$(jqv "$v" .stages.counters_before)" = failed ]
+	[ "$(jqv "$v" .checks.wire_rx_covers)" = false ]
+	[ "$(jqv "$v" .checks.client_verified)" = true ]
+	[ "$(jqv "$v" .checks.server_stopped)" = true ]
+	[ "$(jqv "$v" .checks.sealed)" = true ]
+}
+
+@test "namespaces that cannot be made (the name is taken) are status 69, and the existing one is left alone" {
+	need_netns
+	ip netns add "$NSA"
+	run "$GATE" --mode netns --netns-a "$NSA" --netns-b "$NSB" --duration 500ms \
+	    --evidence "$TMP/ev"
+	assert_failure 69
+	[ "$(jqv "$(verdict)" .stages.netns)" = failed ]
+	[ "$(jqv "$(verdict)" .evidence_level)" = UNPROVEN ]
+	run ip netns list
+	assert_output --partial "$NSA"
+	refute_output --partial "$NSB"
+	ip netns del "$NSA"
+}

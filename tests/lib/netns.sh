@@ -41,13 +41,16 @@ kvg_netns_up() {
 		ip netns del "$1"
 		return 1
 	fi
-	ip link add "$KVG_VETH_A" netns "$1" type veth peer name "$KVG_VETH_B" \
-	    netns "$2" &&
-	ip -n "$1" addr add "$KVG_ADDR_A/30" dev "$KVG_VETH_A" &&
-	ip -n "$2" addr add "$KVG_ADDR_B/30" dev "$KVG_VETH_B" &&
-	ip -n "$1" link set lo up && ip -n "$2" link set lo up &&
-	ip -n "$1" link set "$KVG_VETH_A" up &&
-	ip -n "$2" link set "$KVG_VETH_B" up || { kvg_netns_down; return 1; }
+	if ! { ip link add "$KVG_VETH_A" netns "$1" type veth peer name \
+	    "$KVG_VETH_B" netns "$2" &&
+	    ip -n "$1" addr add "$KVG_ADDR_A/30" dev "$KVG_VETH_A" &&
+	    ip -n "$2" addr add "$KVG_ADDR_B/30" dev "$KVG_VETH_B" &&
+	    ip -n "$1" link set lo up && ip -n "$2" link set lo up &&
+	    ip -n "$1" link set "$KVG_VETH_A" up &&
+	    ip -n "$2" link set "$KVG_VETH_B" up; }; then
+		kvg_netns_down
+		return 1
+	fi
 	if [ -n "${3:-}" ] && [ "$3" != none ]; then
 		kvg_netns_shape "$3" || { kvg_netns_down; return 1; }
 	fi
