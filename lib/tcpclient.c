@@ -60,17 +60,6 @@ struct client {
 	char why[256];
 };
 
-static int
-send_ctl(int fd, enum tp_type type, const uint8_t *body, uint32_t len)
-{
-	uint8_t m[TP_CTL_HDR + TP_MAX_BODY];
-
-	tp_ctl_header(m, type, len);
-	if (len)
-		memcpy(m + TP_CTL_HDR, body, len);
-	return kv_write_full(fd, m, TP_CTL_HDR + len);
-}
-
 /* Read a control message of the given type; -1 with c->why on failure. */
 static int
 recv_ctl(struct client *c, enum tp_type want, uint8_t *body, uint32_t *len)
@@ -131,7 +120,7 @@ handshake(struct client *c)
 	kv_set_timeouts(c->ctl, o->timeout_s);
 	memcpy(h.run_id, c->run_id, TP_RUNID_LEN);
 	tp_hello_encode(b, &h);
-	if (send_ctl(c->ctl, TP_HELLO, b, sizeof(b)) != 0)
+	if (tp_send_ctl(c->ctl, TP_HELLO, b, sizeof(b)) != 0)
 		goto notprobe;
 	n = kv_read_full(c->ctl, hdr, sizeof(hdr));
 	if (n != (ssize_t)sizeof(hdr) || tp_get32(hdr) != TP_MAGIC_CTL ||
@@ -165,7 +154,7 @@ ping(struct client *c)
 	for (i = 0; i < c->o->rtt_samples; i++) {
 		tp_put64(b, i);
 		t = kv_mono();
-		if (send_ctl(c->ctl, TP_PING, b, 8) != 0 ||
+		if (tp_send_ctl(c->ctl, TP_PING, b, 8) != 0 ||
 		    recv_ctl(c, TP_PONG, r, &len) != 0 || len != 8 ||
 		    tp_get64(r) != i)
 			return -1;
@@ -383,7 +372,7 @@ poll_stats(struct client *c)
 	uint8_t b[TP_MAX_BODY];
 	uint32_t len, i, n = c->o->streams;
 
-	if (send_ctl(c->ctl, TP_STATS, NULL, 0) != 0) {
+	if (tp_send_ctl(c->ctl, TP_STATS, NULL, 0) != 0) {
 		snprintf(c->why, sizeof(c->why), "server %s:%s: control "
 		    "connection lost", c->o->host, c->o->port);
 		return -1;
@@ -532,7 +521,7 @@ collect(struct client *c, double *elapsed)
 		tp_put64(b + 12 + 16 * i, atomic_load(&c->s[i].sent));
 	}
 	kv_set_timeouts(c->ctl, c->o->timeout_s + 60);
-	if (send_ctl(c->ctl, TP_DONE, b, 4 + 16 * n) != 0) {
+	if (tp_send_ctl(c->ctl, TP_DONE, b, 4 + 16 * n) != 0) {
 		snprintf(c->why, sizeof(c->why), "server %s:%s: control "
 		    "connection lost before DONE", c->o->host, c->o->port);
 		return -1;

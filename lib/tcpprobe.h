@@ -35,6 +35,9 @@ struct tpc_opts {
 	double timeout_s;	/* connect and reply timeout */
 };
 
+/* Send one control message (header and body in one write): 0 or -1. */
+int tp_send_ctl(int fd, int type, const uint8_t *body, uint32_t len);
+
 /* Run one client measurement; returns an exit status. */
 int tpc_run(const struct tpc_opts *o, FILE *out);
 

@@ -90,12 +90,12 @@ report(const char *peer, const char *msg)
 	emit(rec);
 }
 
-static int
-send_ctl(int fd, enum tp_type type, const uint8_t *body, uint32_t len)
+int
+tp_send_ctl(int fd, int type, const uint8_t *body, uint32_t len)
 {
 	uint8_t m[TP_CTL_HDR + TP_MAX_BODY];
 
-	tp_ctl_header(m, type, len);
+	tp_ctl_header(m, (enum tp_type)type, len);
 	if (len)
 		memcpy(m + TP_CTL_HDR, body, len);
 	return kv_write_full(fd, m, TP_CTL_HDR + len);
@@ -290,7 +290,7 @@ send_stats(int fd, struct session *se)
 	tp_put32(b, se->h.streams);
 	for (i = 0; i < se->h.streams; i++)
 		tp_put64(b + 4 + 8 * i, atomic_load(&se->s[i].verified));
-	return send_ctl(fd, TP_STATS_REPLY, b, 4 + 8 * se->h.streams);
+	return tp_send_ctl(fd, TP_STATS_REPLY, b, 4 + 8 * se->h.streams);
 }
 
 /*
@@ -346,7 +346,7 @@ finish(int fd, struct session *se, const uint8_t *body, uint32_t len,
 	}
 	*elapsed = t1 > t0 ? t1 - t0 : 0;
 	tp_put64(b + 4, (uint64_t)(*elapsed * 1e9));
-	return send_ctl(fd, TP_RESULT, b, 12 + 32 * n);
+	return tp_send_ctl(fd, TP_RESULT, b, 12 + 32 * n);
 }
 
 static void
@@ -392,7 +392,7 @@ control_loop(int fd, struct session *se)
 		    sizeof(err)) != 0)
 			break;
 		if (type == TP_PING && len == 8) {
-			if (send_ctl(fd, TP_PONG, body, 8) != 0)
+			if (tp_send_ctl(fd, TP_PONG, body, 8) != 0)
 				break;
 		} else if (type == TP_STATS && len == 0) {
 			if (send_stats(fd, se) != 0)
@@ -451,7 +451,7 @@ control_conn(struct conn *c)
 	if (read_ctl(c->fd, h, true, &type, body, &len, err, sizeof(err))) {
 		if (h[4] != TP_VERSION) {
 			tp_put32(st, TP_BAD_VERSION);
-			send_ctl(c->fd, TP_WELCOME, st, 4);
+			tp_send_ctl(c->fd, TP_WELCOME, st, 4);
 		}
 		report(c->peer, err);
 		return;
@@ -462,7 +462,7 @@ control_conn(struct conn *c)
 			snprintf(err, sizeof(err), "expected HELLO, got "
 			    "message type %u", (unsigned)type);
 		tp_put32(st, TP_BAD_PARAMS);
-		send_ctl(c->fd, TP_WELCOME, st, 4);
+		tp_send_ctl(c->fd, TP_WELCOME, st, 4);
 		report(c->peer, err);
 		return;
 	}
@@ -483,14 +483,14 @@ control_conn(struct conn *c)
 		free(se->s);
 		free(se);
 		tp_put32(st, TP_BUSY);
-		send_ctl(c->fd, TP_WELCOME, st, 4);
+		tp_send_ctl(c->fd, TP_WELCOME, st, 4);
 		report(c->peer, "refused: another client's run is in progress");
 		return;
 	}
 	active = se;
 	pthread_mutex_unlock(&lock);
 	tp_put32(st, TP_OK);
-	status = send_ctl(c->fd, TP_WELCOME, st, 4) == 0 ?
+	status = tp_send_ctl(c->fd, TP_WELCOME, st, 4) == 0 ?
 	    control_loop(c->fd, se) : KV_FAIL;
 	session_end(se);
 	if (opts->once) {
