@@ -294,7 +294,9 @@ ctr_delta(const json_t *before, const json_t *after, char *err, size_t errlen)
 	    (after && value_of(after, &va, &ta, &fa, err, errlen) != 0))
 		return NULL;
 	jf_str(any, "type", &type, err, errlen);
-	gauge = type && strcmp(type, "gauge") == 0;
+	/* gauges and untyped samples may go down; the rest are counters */
+	gauge = type && (strcmp(type, "gauge") == 0 ||
+	    strcmp(type, "untyped") == 0);
 	r = json_object();
 	jset_str(r, "kind", "delta");
 	json_object_set(r, "source", json_object_get(any, "source"));
@@ -324,9 +326,9 @@ ctr_delta(const json_t *before, const json_t *after, char *err, size_t errlen)
 		jset_bool(r, "reset", false);
 		jset_str(r, "state", "not_finite");
 	} else if (va < vb && !gauge) {
-		jset_num(r, "delta", va);
+		jset_num(r, "delta", va >= 0 ? va : NAN);
 		jset_bool(r, "reset", true);
-		jset_str(r, "state", "ok");
+		jset_str(r, "state", va >= 0 ? "ok" : "negative_counter");
 	} else {
 		jset_num(r, "delta", va - vb);
 		jset_bool(r, "reset", false);

@@ -53,8 +53,9 @@ char *ctr_key(const json_t *rec, char *err, size_t errlen);
  * The delta record between before and after (either may be NULL for a
  * counter present in one snapshot only, state absent_before or
  * absent_after).  A counter whose value went down is a reset: reset
- * true and delta = the after value (it restarted from zero); gauges may
- * go down without a reset.  NULL with err set on a bad record.
+ * true and delta = the after value (it restarted from zero; null with
+ * state negative_counter if that is negative); gauges and untyped
+ * samples may go down without a reset.  NULL with err set on a bad record.
  */
 json_t *ctr_delta(const json_t *before, const json_t *after, char *err,
     size_t errlen);

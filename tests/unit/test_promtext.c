@@ -131,6 +131,24 @@ test_delta(void)
 	CHECK(json_is_false(json_object_get(d, "reset")));
 	CHECK(json_number_value(json_object_get(d, "delta")) == -3);
 	json_decref(d);
+	{
+		json_t *n1 = rec("counter", -3, 1), *n2 = rec("counter", -5, 2),
+		    *u1 = rec("untyped", 4, 1), *u2 = rec("untyped", 1, 2);
+
+		d = ctr_delta(n1, n2, err, sizeof(err));
+		CHECK(json_is_null(json_object_get(d, "delta")));
+		CHECK_STR(json_string_value(json_object_get(d, "state")),
+		    "negative_counter");
+		json_decref(d);
+		d = ctr_delta(u1, u2, err, sizeof(err));
+		CHECK(json_number_value(json_object_get(d, "delta")) == -3);
+		CHECK(json_is_false(json_object_get(d, "reset")));
+		json_decref(d);
+		json_decref(n1);
+		json_decref(n2);
+		json_decref(u1);
+		json_decref(u2);
+	}
 	d = ctr_delta(NULL, c, err, sizeof(err));
 	CHECK_STR(json_string_value(json_object_get(d, "state")), "absent_before");
 	json_decref(d);
