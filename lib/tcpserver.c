@@ -319,7 +319,8 @@ finish(int fd, struct session *se, const uint8_t *body, uint32_t len,
 		}
 		pthread_cond_timedwait(&se->cv, &lock, &ts);
 	}
-	/* streams still open past the limit are cut; wait until they stop */
+	/* no late attach from here on; streams still open are cut */
+	se->closing = true;
 	for (i = 0; i < n; i++)
 		if (se->s[i].attached && !se->s[i].done)
 			shutdown(se->s[i].fd, SHUT_RDWR);
