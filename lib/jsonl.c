@@ -127,18 +127,33 @@ jsonl_next(struct jsonl_reader *r, json_t **out)
 	return JSONL_OK;
 }
 
-static int
-putbuf(const char *buf, size_t len, void *data)
-{
-	return fwrite(buf, 1, len, data) == len ? 0 : -1;
-}
+/*
+ * One buffer per thread, reused across records: jansson dumps into it in
+ * one pass and the line goes out in one fwrite, instead of a callback per
+ * token.  It grows to the longest record written and is never shrunk.
+ */
+static _Thread_local char *dumpbuf;
+static _Thread_local size_t dumpcap;
 
 int
 jsonl_write(FILE *out, const json_t *rec, bool flush)
 {
-	if (json_dump_callback(rec, putbuf, out, JSON_COMPACT) != 0)
-		return -1;
-	if (putc('\n', out) == EOF)
+	size_t n;
+
+	for (;;) {
+		n = json_dumpb(rec, dumpbuf, dumpcap, JSON_COMPACT);
+		if (n == 0)
+			return -1;
+		if (n < dumpcap)
+			break;
+		char *nb = realloc(dumpbuf, n + 1);
+		if (nb == NULL)
+			return -1;
+		dumpbuf = nb;
+		dumpcap = n + 1;
+	}
+	dumpbuf[n] = '\n';
+	if (fwrite(dumpbuf, 1, n + 1, out) != n + 1)
 		return -1;
 	if (flush && fflush(out) != 0)
 		return -1;
@@ -167,7 +182,8 @@ jsonl_filter(FILE *in, const char *name, FILE *out, jsonl_fn fn, void *ctx,
 {
 	struct jsonl_reader r;
 	enum jsonl_status st;
-	char err[512];
+	char err[sizeof(r.err)];
+	const char *msg;
 	json_t *rec;
 	int status = KV_OK;
 	size_t n = 0;
@@ -192,8 +208,9 @@ jsonl_filter(FILE *in, const char *name, FILE *out, jsonl_fn fn, void *ctx,
 				continue;
 			}
 			json_decref(rec);
-			snprintf(r.err, sizeof(r.err), "%s",
-			    err[0] ? err : "record rejected");
+			msg = err[0] ? err : "record rejected";
+			memcpy(r.err, msg, strnlen(msg, sizeof(r.err) - 1));
+			r.err[strnlen(msg, sizeof(r.err) - 1)] = '\0';
 		}
 		status = KV_DATAERR;
 		if (jsonl_error(out, name, r.lineno, r.err) != 0) {
