@@ -142,16 +142,25 @@ redact_entropy(const char *s, size_t len)
 	return h;
 }
 
+static int
+char_class(unsigned char c)
+{
+	return isupper(c) ? 0 : islower(c) ? 1 : isdigit(c) ? 2 : 3;
+}
+
 /*
  * A long random-looking run: at least 24 characters with digits, and
  * upper and lower case letters beyond the hex digits (so hex digests and
- * UUIDs, even "GPU-" prefixed, are not taken for secrets), and an entropy
- * of at least 4 bits per character.
+ * UUIDs, even "GPU-" prefixed, are not taken for secrets), an entropy of
+ * at least 4 bits per character, and the character class changing at
+ * 40 % or more of the steps (random base62 changes at 62 %, CamelCase
+ * words at about 20 %).
  */
 static bool
 high_entropy(const char *s, size_t n)
 {
 	bool up = false, lo = false, dg = false;
+	size_t changes = 0;
 
 	if (n < 24)
 		return false;
@@ -161,8 +170,11 @@ high_entropy(const char *s, size_t n)
 		up |= isupper(c) && c > 'F';
 		lo |= islower(c) && c > 'f';
 		dg |= isdigit(c) != 0;
+		if (i > 0 && char_class(c) != char_class((unsigned char)s[i - 1]))
+			changes++;
 	}
-	return up && lo && dg && redact_entropy(s, n) >= 4.0;
+	return up && lo && dg && 10 * changes >= 4 * (n - 1) &&
+	    redact_entropy(s, n) >= 4.0;
 }
 
 /* The run itself (unless it starts like a path) or one of its '/' parts. */
@@ -190,7 +202,7 @@ redact_value_shape(const char *v)
 {
 	if (strstr(v, "-----BEGIN ") != NULL)
 		return "PEM block";
-	for (size_t i = 0; v[i]; i++) {
+	for (size_t i = 0, run_end = 0; v[i]; i++) {
 		const char *s = v + i;
 		size_t run;
 
@@ -212,11 +224,12 @@ redact_value_shape(const char *v)
 		    strncasecmp(s, "Basic ", 6) == 0) &&
 		    span(s + (s[1] == 'e' || s[1] == 'E' ? 7 : 6), "+/=-_.~") >= 12)
 			return "Authorization credentials";
+		if (i < run_end)
+			continue;	/* inside a run already judged */
 		run = span(s, "+/=_-");
 		if (high_entropy_run(s, run))
 			return "long high-entropy string";
-		if (run > 1)
-			i += run - 1;
+		run_end = i + run;
 	}
 	return NULL;
 }
