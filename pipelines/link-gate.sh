@@ -224,9 +224,10 @@ params=$(jq -nc --arg mode "$mode" --arg ea "$exec_a" --arg eb "$exec_b" \
     --arg ib "$iface_b" --arg shape "$shape" --arg ev "$ev" \
     --argjson el "$(awk "BEGIN { print $t1 - $t0 }")" \
     '{kind:"verdict", gate:"tcp-link", mode:$mode, exec_a:$ea, exec_b:$eb,
-      server_addr:$addr, port:($port|tonumber? // null), duration:$dur,
-      streams:($p|tonumber? // null), frame:$fr, iface_a:$ia, iface_b:$ib,
-      shape:(if $shape == "" then null else $shape end),
+      server_addr:$addr, port:($port|tonumber? // null),
+      iface_a:$ia, iface_b:$ib,
+      options:{duration:$dur, streams:($p|tonumber? // $p), frame:$fr,
+               shape:(if $shape == "" then null else $shape end)},
       evidence_dir:$ev, gate_elapsed_s:$el}')
 
 if [ "$dry" = 1 ]; then
@@ -256,6 +257,8 @@ verdict=$(jq -nc --argjson p "$params" --argjson s "$stages" \
    wire_rx_covers: ($v != null and $rx != null and $rx >= $v),
    server_stopped: ($s.server_stop == "passed")} as $checks |
   $p + {dry_run:false,
+   duration_s: ($sum.duration_s // null), streams: ($sum.streams // null),
+   frame_bytes: ($sum.frame_bytes // null),
    goodput_bytes_per_s: ($sum.goodput_bytes_per_s // null),
    verified_bytes: $v, sent_bytes: ($sum.sent_bytes // null),
    frames_bad: ($sum.frames_bad // null), seq_gaps: ($sum.seq_gaps // null),
