@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -126,8 +127,9 @@ session_slot_write(int dirfd, const char *name, const json_t *rec)
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0644);
 	if (fd >= 0) {
+		/* no fsync: after a crash the boot id makes the slot stale */
 		if (write(fd, text, len + 1) == (ssize_t)(len + 1) &&
-		    fsync(fd) == 0 && close(fd) == 0) {
+		    close(fd) == 0) {
 			fd = -1;
 			rc = renameat(dirfd, tmp, dirfd, path);
 		}
@@ -324,14 +326,42 @@ all_exited(struct stopper *t)
 	return true;
 }
 
-/* Signal every live tracked member with sig until all exit or the end. */
+/* Sleep until one live member exits or ms pass. */
+static void
+wait_some(struct stopper *t, int ms)
+{
+	struct pollfd *p = calloc(t->n ? t->n : 1, sizeof(*p));
+	nfds_t n = 0;
+
+	if (p == NULL) {
+		nanosleep(&(struct timespec){ 0, ms * 1000000L }, NULL);
+		return;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		if (!proc_pidfd_exited(t->m[i].fd))
+			p[n++] = (struct pollfd){ .fd = t->m[i].fd, .events = POLLIN };
+	if (n > 0)
+		poll(p, n, ms);
+	free(p);
+}
+
+/*
+ * Signal every live tracked member with sig until all exit or the end.
+ * Done only when a scan made after every member exited finds no new one
+ * (a member may fork just before it dies).
+ */
 static bool
 phase(struct stopper *t, int sig, double seconds)
 {
 	double end = kv_mono() + seconds;
 
 	for (;;) {
+		size_t before = t->n;
+		bool gone = all_exited(t);
+
 		scan(t);
+		if (gone && t->n == before)
+			return true;
 		for (size_t i = 0; i < t->n; i++) {
 			struct member *m = &t->m[i];
 			bool *done = sig == SIGKILL ? &m->killed : &m->signalled;
@@ -341,17 +371,10 @@ phase(struct stopper *t, int sig, double seconds)
 			if (proc_pidfd_signal(m->fd, sig) == 0)
 				*done = true;
 		}
-		if (all_exited(t)) {
-			size_t before = t->n;
-
-			scan(t);	/* a fork may have raced the signal */
-			if (t->n == before)
-				return true;
-			continue;
-		}
 		if (kv_mono() >= end)
 			return false;
-		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+		/* woken by an exit; rescans also catch late forks every 20 ms */
+		wait_some(t, (int)fmin(20.0, 1000.0 * (end - kv_mono()) + 1));
 	}
 }
 
@@ -486,9 +509,9 @@ session_stop(const struct slot *s, const struct stop_opts *o, json_t *rec)
 	}
 	if (!phase(&t, o->sig, o->timeout_s)) {
 		escalated = true;
-		phase(&t, SIGKILL, o->kill_after_s);
+		if (!phase(&t, SIGKILL, o->kill_after_s))
+			scan(&t);
 	}
-	scan(&t);
 	leaked = pids(&t, 3);
 	json_object_set_new(rec, "signalled", pids(&t, 0));
 	json_object_set_new(rec, "escalated", json_boolean(escalated));
