@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -184,6 +186,116 @@ session_cgroup_root(char *buf, size_t len)
 	if (rc < 0)
 		errno = ENOENT;
 	return rc;
+}
+
+char *
+session_cgroup_create(const char *name, char *err, size_t errlen)
+{
+	char root[1024], path[1200], *p;
+
+	if (session_cgroup_root(root, sizeof(root)) < 0) {
+		snprintf(err, errlen, "no writable cgroup v2 hierarchy (mount "
+		    "one, e.g. at /sys/fs/cgroup, or drop --cgroup)");
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/kvgate-%s.%d", root, name,
+	    (int)getpid());
+	if (mkdir(path, 0755) < 0) {
+		snprintf(err, errlen, "mkdir %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if ((p = strdup(path)) == NULL) {
+		rmdir(path);
+		snprintf(err, errlen, "out of memory");
+	}
+	return p;
+}
+
+/* --- starting ----------------------------------------------------------- */
+
+/* In the child: become the session leader and exec; errno goes to ep. */
+static noreturn void
+child(const struct spawn *sp, int ep)
+{
+	char procs[1200];
+	sigset_t none;
+	int e, fd;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	if (setsid() < 0)
+		goto fail;
+	if (sp->cgroup) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", sp->cgroup);
+		if ((fd = open(procs, O_WRONLY | O_CLOEXEC)) < 0 ||
+		    write(fd, "0", 1) != 1)
+			goto fail;
+		close(fd);
+	}
+	/* the log before chdir: a relative path is the caller's */
+	fd = open(sp->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		goto fail;
+	if (chdir(sp->cwd) < 0)
+		goto fail;
+	if ((fd = open("/dev/null", O_RDONLY)) < 0 || dup2(fd, 0) < 0)
+		goto fail;
+	execvp(sp->argv[0], sp->argv);
+fail:
+	e = errno;
+	if (write(ep, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int
+session_spawn(const struct spawn *sp, struct slot *s)
+{
+	char buf[PATH_MAX];
+	struct proc_stat st;
+	int ep[2], e = 0, pidfd;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		return -1;
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		e = errno;
+		close(ep[0]);
+		close(ep[1]);
+		return errno = e, -1;
+	}
+	if (pid == 0)
+		child(sp, ep[1]);
+	close(ep[1]);
+	/* EOF: execve succeeded (the pipe is close-on-exec) */
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (n > 0) {
+		waitpid(pid, NULL, 0);
+		return errno = e, -1;
+	}
+	if ((pidfd = proc_pidfd_open(pid)) < 0 ||
+	    proc_stat_read(pid, &st) < 0 || proc_boot_id(s->boot_id) < 0) {
+		e = errno;
+		if (pidfd >= 0)
+			close(pidfd);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return errno = e, -1;
+	}
+	s->pid = pid;
+	s->sid = st.session;
+	s->pgid = st.pgrp;
+	s->start_ticks = st.start_ticks;
+	s->exe = proc_link(pid, "exe", buf, sizeof(buf)) == 0 ? strdup(buf) :
+	    NULL;
+	kv_rfc3339(kv_unix(), s->started_at);
+	return pidfd;
 }
 
 /* --- stopping ----------------------------------------------------------- */
