@@ -4,30 +4,23 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
-#include "clock.h"
 #include "err.h"
 #include "jsonl.h"
-#include "net.h"
 #include "proc.h"
+#include "ready.h"
 #include "session.h"
 #include "units.h"
 
 struct options {
 	const char *slot_dir, *name, *cwd, *log;
-	const char *ready_tcp, *ready_http, *ready_cmd;
-	double ready_timeout_s;
+	struct ready ready;
 	bool cgroup;
 	char **argv;
 };
@@ -40,192 +33,6 @@ emit(json_t *rec)
 	if (rec == NULL || jsonl_write(stdout, rec, true) < 0)
 		kv_die(KV_IOERR, "write error on stdout:");
 	json_decref(rec);
-}
-
-/* Split HOST:PORT (the last ':'; [v6]:port too). */
-static int
-split_hostport(const char *s, char *host, size_t hlen, char *port,
-    size_t plen)
-{
-	const char *colon = strrchr(s, ':');
-	size_t n;
-
-	if (colon == NULL || colon == s || colon[1] == '\0')
-		return -1;
-	n = (size_t)(colon - s);
-	if (s[0] == '[' && n >= 2 && s[n - 1] == ']')
-		s++, n -= 2;
-	if (n >= hlen || strlen(colon + 1) >= plen)
-		return -1;
-	memcpy(host, s, n);
-	host[n] = '\0';
-	strcpy(port, colon + 1);
-	return 0;
-}
-
-static size_t
-discard(char *p, size_t size, size_t n, void *ctx)
-{
-	return size * n;
-}
-
-/* One readiness probe; true when the service answers. */
-static bool
-probe(const struct options *o)
-{
-	char host[256], port[32], err[256];
-
-	if (o->ready_tcp) {
-		int fd;
-
-		split_hostport(o->ready_tcp, host, sizeof(host), port,
-		    sizeof(port));
-		if ((fd = kv_connect(host, port, 0.5, err, sizeof(err))) < 0)
-			return false;
-		close(fd);
-		return true;
-	}
-	if (o->ready_http) {
-		CURL *c = curl_easy_init();
-		long code = 0;
-		bool ok;
-
-		if (c == NULL)
-			return false;
-		curl_easy_setopt(c, CURLOPT_URL, o->ready_http);
-		curl_easy_setopt(c, CURLOPT_NOBODY, 0L);
-		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
-		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-		ok = curl_easy_perform(c) == CURLE_OK &&
-		    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code) ==
-		    CURLE_OK && code >= 200 && code < 300;
-		curl_easy_cleanup(c);
-		return ok;
-	}
-	if (o->ready_cmd) {
-		int st;
-		pid_t p = fork();
-
-		if (p == 0) {
-			int nul = open("/dev/null", O_RDWR);
-
-			dup2(nul, 0);
-			dup2(nul, 1);
-			execl("/bin/sh", "sh", "-c", o->ready_cmd, (char *)NULL);
-			_exit(127);
-		}
-		if (p < 0 || waitpid(p, &st, 0) != p)
-			return false;
-		return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-	}
-	return true;
-}
-
-/* Wait for readiness; NULL when ready, else why not. */
-static const char *
-wait_ready(const struct options *o, int pidfd)
-{
-	double end = kv_mono() + o->ready_timeout_s;
-
-	for (;;) {
-		if (proc_pidfd_exited(pidfd))
-			return "the service exited before it became ready";
-		if (probe(o))
-			return NULL;
-		if (kv_mono() >= end)
-			return "readiness timeout";
-		poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, 100);
-	}
-}
-
-/* In the child: become the session leader and exec; report errno on ep. */
-static noreturn void
-child(const struct options *o, const char *cgprocs, int ep)
-{
-	sigset_t none;
-	int e, fd;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
-	if (setsid() < 0)
-		goto fail;
-	if (cgprocs) {
-		if ((fd = open(cgprocs, O_WRONLY | O_CLOEXEC)) < 0 ||
-		    write(fd, "0", 1) != 1)
-			goto fail;
-		close(fd);
-	}
-	/* the log first: a relative path is relative to our cwd */
-	{
-		fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-		    0644);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			goto fail;
-	}
-	if (chdir(o->cwd) < 0)
-		goto fail;
-	if ((fd = open("/dev/null", O_RDONLY)) < 0 || dup2(fd, 0) < 0)
-		goto fail;
-	execvp(o->argv[0], o->argv);
-fail:
-	e = errno;
-	if (write(ep, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* Fork and exec the service; fill s.  Returns the child's pidfd or dies. */
-static int
-spawn(const struct options *o, struct slot *s, const char *cgdir)
-{
-	char cgprocs[1200], buf[PATH_MAX], boot[37];
-	struct proc_stat st;
-	int ep[2], e = 0, pidfd;
-	pid_t pid;
-	ssize_t n;
-
-	if (cgdir)
-		snprintf(cgprocs, sizeof(cgprocs), "%s/cgroup.procs", cgdir);
-	if (pipe2(ep, O_CLOEXEC) < 0)
-		kv_die(KV_SOFTWARE, "pipe:");
-	fflush(NULL);
-	if ((pid = fork()) < 0)
-		kv_die(KV_UNAVAILABLE, "fork:");
-	if (pid == 0)
-		child(o, cgdir ? cgprocs : NULL, ep[1]);
-	close(ep[1]);
-	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
-		;
-	close(ep[0]);
-	if (n > 0) {
-		waitpid(pid, NULL, 0);
-		if (cgdir)
-			rmdir(cgdir);
-		errno = e;
-		return -1;
-	}
-	if ((pidfd = proc_pidfd_open(pid)) < 0) {
-		e = errno;
-		kill(pid, SIGKILL);	/* our unreaped child: its PID is ours */
-		waitpid(pid, NULL, 0);
-		errno = e;
-		kv_die(KV_UNAVAILABLE, "pidfd_open %d (Linux 5.3 or later "
-		    "needed):", (int)pid);
-	}
-	if (proc_stat_read(pid, &st) < 0 || proc_boot_id(boot) < 0)
-		kv_die(KV_SOFTWARE, "reading /proc/%d:", (int)pid);
-	s->pid = pid;
-	s->sid = st.session;
-	s->pgid = st.pgrp;
-	s->start_ticks = st.start_ticks;
-	memcpy(s->boot_id, boot, sizeof(boot));
-	s->exe = proc_link(pid, "exe", buf, sizeof(buf)) == 0 ? strdup(buf) :
-	    NULL;
-	kv_rfc3339(kv_unix(), s->started_at);
-	return pidfd;
 }
 
 /* A record saying why the slot is occupied or was replaced. */
@@ -284,25 +91,36 @@ check_slot(int dirfd, const char *name)
 	return 0;
 }
 
-static char *
-make_cgroup(const char *name)
+/*
+ * Stop our own service the safe way (session_stop, TERM then KILL) after
+ * it failed; the record says why.  The slot goes unless a process leaked.
+ */
+static void
+abandon(int dirfd, const char *name, const struct slot *s, const char *why)
 {
-	char root[1024], path[1200];
+	struct stop_opts so = { SIGTERM, 10, 5, true };
+	json_t *rec = json_pack("{s:s, s:s}", "kind", "not_ready", "name",
+	    name);
+	int lk = session_lock(dirfd, name, 60);
 
-	if (session_cgroup_root(root, sizeof(root)) < 0)
-		kv_die(KV_UNAVAILABLE, "--cgroup: no writable cgroup v2 hierarchy "
-		    "(mount one, e.g. at /sys/fs/cgroup, or drop --cgroup)");
-	snprintf(path, sizeof(path), "%s/kvgate-%s.%d", root, name,
-	    (int)getpid());
-	if (mkdir(path, 0755) < 0)
-		kv_die(KV_UNAVAILABLE, "--cgroup: mkdir %s:", path);
-	return strdup(path);
+	if (rec == NULL)
+		kv_die(KV_SOFTWARE, "out of memory");
+	kv_warn("%s not ready: %s; stopping it", name, why);
+	if (session_stop(s, &so, rec) == KV_OK)
+		session_slot_remove(dirfd, name);
+	json_object_set(rec, "stop_reason", json_object_get(rec, "reason"));
+	json_object_set_new(rec, "reason", json_string(why));
+	waitpid(s->pid, NULL, WNOHANG);	/* ours: reap it */
+	emit(rec);
+	if (lk >= 0)
+		close(lk);
 }
 
 static int
 run(const struct options *o, struct slot *s)
 {
-	struct stop_opts so = { SIGTERM, 10, 5, true };
+	struct spawn sp = { o->argv, o->cwd, o->log, NULL };
+	char err[512];
 	const char *why;
 	json_t *rec;
 	int dirfd, lk, pidfd, rc;
@@ -313,39 +131,34 @@ run(const struct options *o, struct slot *s)
 		kv_die(KV_UNAVAILABLE, "lock for slot %s:", o->name);
 	if ((rc = check_slot(dirfd, o->name)) != 0)
 		return rc;
-	s->cgroup = o->cgroup ? make_cgroup(o->name) : NULL;
-	if ((pidfd = spawn(o, s, s->cgroup)) < 0) {
+	if (o->cgroup && (s->cgroup = session_cgroup_create(o->name, err,
+	    sizeof(err))) == NULL)
+		kv_die(KV_UNAVAILABLE, "--cgroup: %s", err);
+	sp.cgroup = s->cgroup;
+	if ((pidfd = session_spawn(&sp, s)) < 0) {
 		kv_warn("cannot start %s:", o->argv[0]);
+		if (s->cgroup)
+			rmdir(s->cgroup);
 		return KV_UNAVAILABLE;
 	}
 	rec = slot_to_json(s);
-	if (rec == NULL || session_slot_write(dirfd, o->name, rec) < 0)
-		kv_die(KV_IOERR, "writing slot %s/%s.json:", o->slot_dir,
-		    o->name);
-	close(lk);
-	if ((why = wait_ready(o, pidfd)) == NULL) {
-		json_object_set_new(rec, "ready", json_true());
-		emit(rec);
-		close(pidfd);
-		return KV_OK;
+	if (rec == NULL || session_slot_write(dirfd, o->name, rec) < 0) {
+		kv_warn("writing slot %s/%s.json:", o->slot_dir, o->name);
+		close(lk);
+		abandon(dirfd, o->name, s, "the slot could not be written");
+		return KV_IOERR;
 	}
-	json_decref(rec);
-	kv_warn("%s not ready: %s; stopping it", o->name, why);
-	rec = json_pack("{s:s, s:s, s:s}", "kind", "not_ready", "name",
-	    o->name, "reason", why);
-	lk = session_lock(dirfd, o->name, 60);
-	rc = session_stop(s, &so, rec);
-	json_object_set(rec, "stop_reason", json_object_get(rec, "reason"));
-	json_object_set_new(rec, "reason", json_string(why));
-	if (json_is_null(json_object_get(rec, "stop_reason")))
-		json_object_del(rec, "stop_reason");
-	if (rc == KV_OK || json_is_false(json_object_get(rec, "verified")))
-		session_slot_remove(dirfd, o->name);
-	waitpid(s->pid, NULL, WNOHANG);
+	close(lk);
+	if ((why = ready_wait(&o->ready, pidfd)) != NULL) {
+		json_decref(rec);
+		abandon(dirfd, o->name, s, why);
+		return KV_FAIL;
+	}
+	json_object_set_new(rec, "ready", json_true());
 	emit(rec);
 	close(pidfd);
-	close(lk);
-	return KV_FAIL;
+	close(dirfd);
+	return KV_OK;
 }
 
 static noreturn void
@@ -389,12 +202,12 @@ parse(int argc, char **argv, struct options *o)
 		case 'n': o->name = optarg; break;
 		case 'C': o->cwd = optarg; break;
 		case 'l': o->log = optarg; break;
-		case 't': o->ready_tcp = optarg; break;
-		case 'u': o->ready_http = optarg; break;
-		case 'c': o->ready_cmd = optarg; break;
+		case 't': o->ready.tcp = optarg; break;
+		case 'u': o->ready.http = optarg; break;
+		case 'c': o->ready.cmd = optarg; break;
 		case 'g': o->cgroup = true; break;
 		case 'T':
-			if (kv_parse_duration(optarg, &o->ready_timeout_s, err,
+			if (kv_parse_duration(optarg, &o->ready.timeout_s, err,
 			    sizeof(err)) < 0)
 				kv_die(KV_USAGE, "--ready-timeout: %s", err);
 			break;
@@ -411,24 +224,24 @@ parse(int argc, char **argv, struct options *o)
 		    "starting with no '.'", o->name);
 	if (o->argv[0] == NULL)
 		kv_die(KV_USAGE, "no COMMAND after --");
-	nready = !!o->ready_tcp + !!o->ready_http + !!o->ready_cmd;
+	nready = !!o->ready.tcp + !!o->ready.http + !!o->ready.cmd;
 	if (nready > 1)
 		kv_die(KV_USAGE, "--ready-tcp, --ready-http and --ready-cmd "
 		    "exclude each other");
-	if (o->ready_tcp && split_hostport(o->ready_tcp, h, sizeof(h), p,
+	if (o->ready.tcp && ready_split_hostport(o->ready.tcp, h, sizeof(h), p,
 	    sizeof(p)) < 0)
 		kv_die(KV_USAGE, "--ready-tcp: '%s' is not HOST:PORT",
-		    o->ready_tcp);
-	if (o->ready_timeout_s <= 0)
+		    o->ready.tcp);
+	if (o->ready.timeout_s <= 0)
 		kv_die(KV_USAGE, "--ready-timeout must be positive");
 }
 
 int
 main(int argc, char **argv)
 {
-	struct options o = { .ready_timeout_s = 60 };
+	struct options o = { .ready = { .timeout_s = 60 } };
 	struct slot s = { 0 };
-	char cwd[PATH_MAX], logbuf[PATH_MAX];
+	char cwd[PATH_MAX], logbuf[PATH_MAX], err[512];
 	int rc;
 
 	kv_setprogname(argv[0]);
@@ -436,8 +249,8 @@ main(int argc, char **argv)
 	if (realpath(o.cwd ? o.cwd : ".", cwd) == NULL)
 		kv_die(KV_UNAVAILABLE, "--cwd %s:", o.cwd ? o.cwd : ".");
 	o.cwd = cwd;
-	if (o.ready_http && curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		kv_die(KV_SOFTWARE, "curl_global_init failed");
+	if (ready_init(&o.ready, err, sizeof(err)) < 0)
+		kv_die(KV_UNAVAILABLE, "--ready-http: %s", err);
 	snprintf(s.name, sizeof(s.name), "%s", o.name);
 	s.cwd = strdup(cwd);
 	s.argv = json_array();
@@ -450,7 +263,5 @@ main(int argc, char **argv)
 	}
 	rc = run(&o, &s);
 	slot_free(&s);
-	if (o.ready_http)
-		curl_global_cleanup();
 	return kv_fshut(rc);
 }

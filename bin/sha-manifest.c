@@ -13,9 +13,10 @@
 #include "err.h"
 #include "jsonl.h"
 #include "manifest.h"
+#include "mftree.h"
 #include "units.h"
 
-#define BUFLEN (1u << 20)	/* read size per worker */
+#define BUFLEN (1u << 15)	/* 32 KiB: stays in L2 (1 MiB was 30 % slower) */
 
 struct options {
 	const char *root;
@@ -25,72 +26,17 @@ struct options {
 	size_t nexclude;
 };
 
-/* One file or symlink to hash or check, and what was found. */
-struct job {
-	const char *path;
-	enum mf_type type;
-	enum mf_status st;
-	int err;
-	char sha256[65];
-	uint64_t size;
-	char *target;
-};
-
-struct ctx {
-	int rootfd;
-	struct job *jobs;
-};
+static const char *const statuses[] = { "ok", "modified", "size_changed",
+	"missing", "unreadable", "unstable" };
+#define NSTATUS (sizeof(statuses) / sizeof(statuses[0]))
 
 static noreturn void usage(int status);
 
 static void
-hash_one(size_t i, void *buf, size_t buflen, void *arg)
+hash_all(const struct options *o, int rootfd, struct mf_job *jobs, size_t n)
 {
-	struct ctx *c = arg;
-	struct job *j = &c->jobs[i];
-	char target[PATH_MAX];
-
-	if (j->type == MF_FILE) {
-		j->st = mf_hash_file(c->rootfd, j->path, buf, buflen, j->sha256,
-		    &j->size, &j->err);
-		return;
-	}
-	if (mf_readlink_beneath(c->rootfd, j->path, target, sizeof(target)) < 0) {
-		j->err = errno;
-		j->st = errno == ENOENT ? MF_MISSING : errno == EINVAL ?
-		    MF_NOT_REGULAR : MF_UNREADABLE;
-		return;
-	}
-	j->target = strdup(target);
-	j->st = j->target ? MF_OK : MF_UNREADABLE;
-}
-
-static int
-cmp_size_desc(const void *a, const void *b, void *arg)
-{
-	const struct job *j = arg;
-	uint64_t x = j[*(const size_t *)a].size, y = j[*(const size_t *)b].size;
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Hash jobs[0..n) in parallel, biggest first (sizes from the walk). */
-static void
-hash_all(const struct options *o, int rootfd, struct job *jobs, size_t n)
-{
-	struct ctx c = { rootfd, jobs };
-	size_t *order = malloc((n ? n : 1) * sizeof(*order));
-
-	if (order == NULL)
-		kv_die(KV_SOFTWARE, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	qsort_r(order, n, sizeof(*order), cmp_size_desc, jobs);
-	for (size_t i = 0; i < n; i++)
-		jobs[i].size = 0;
-	if (mf_pool(n, order, o->jobs, BUFLEN, hash_one, &c) < 0)
+	if (mf_hash_jobs(rootfd, jobs, n, o->jobs, BUFLEN) < 0)
 		kv_die(KV_SOFTWARE, "cannot start hashing threads");
-	free(order);
 }
 
 static int
@@ -108,7 +54,7 @@ put(json_t *rec)
 }
 
 static void
-put_sum_line(const struct job *j)
+put_sum_line(const struct mf_job *j)
 {
 	char *esc = NULL;
 
@@ -121,7 +67,7 @@ put_sum_line(const struct job *j)
 }
 
 static const char *
-why(const struct job *j)
+why(const struct mf_job *j)
 {
 	switch (j->st) {
 	case MF_MISSING: return "vanished while the manifest was made";
@@ -146,7 +92,7 @@ create(const struct options *o, int argc, char **argv)
 {
 	struct mf_walk w = { .exclude = o->exclude, .need_utf8 = !o->sumfmt };
 	struct stat out;
-	struct job *jobs;
+	struct mf_job *jobs;
 	char err[PATH_MAX + 64];
 	int rootfd = open_root(o->root), status = KV_OK;
 	size_t links = 0;
@@ -175,11 +121,11 @@ create(const struct options *o, int argc, char **argv)
 	if ((jobs = calloc(w.n ? w.n : 1, sizeof(*jobs))) == NULL)
 		kv_die(KV_SOFTWARE, "out of memory");
 	for (size_t i = 0; i < w.n; i++)
-		jobs[i] = (struct job){ .path = w.v[i].path, .type = w.v[i].type,
+		jobs[i] = (struct mf_job){ .path = w.v[i].path, .type = w.v[i].type,
 		    .size = w.v[i].size };
 	hash_all(o, rootfd, jobs, w.n);
 	for (size_t i = 0; i < w.n; i++) {
-		struct job *j = &jobs[i];
+		struct mf_job *j = &jobs[i];
 
 		if (j->st != MF_OK) {
 			kv_warn("%s: %s", j->path, why(j));
@@ -196,8 +142,8 @@ create(const struct options *o, int argc, char **argv)
 			put(json_pack("{s:s, s:s, s:I}", "path", j->path, "sha256",
 			    j->sha256, "size_bytes", (json_int_t)j->size));
 		}
-		free(j->target);
 	}
+	mf_jobs_free(jobs, w.n);
 	if (links)
 		kv_warn("%zu symlinks left out: sha256sum format cannot record "
 		    "them", links);
@@ -236,62 +182,6 @@ slurp(const char *path, struct stat *st)
 	buf[len] = '\0';
 	st->st_size = (off_t)len;	/* now the byte count read */
 	return buf;
-}
-
-static const char *const status_name[] = {
-	[MF_OK] = "ok", [MF_MISSING] = "missing",
-	[MF_UNREADABLE] = "unreadable", [MF_UNSTABLE] = "unstable",
-	[MF_NOT_REGULAR] = "modified"
-};
-
-/* The check record for manifest entry e and what was found in j. */
-static json_t *
-check(const struct mf_entry *e, const struct job *j, size_t *counts)
-{
-	const char *st = status_name[j->st];
-	json_t *r = json_pack("{s:s, s:s}", "kind", "check", "path", e->path);
-
-	if (r == NULL)
-		return NULL;
-	if (e->type == MF_SYMLINK) {
-		json_object_set_new(r, "type", json_string("symlink"));
-		if (j->st == MF_OK && strcmp(j->target, e->target) != 0)
-			st = "modified";
-		if (j->st == MF_OK)
-			json_object_set_new(r, "target", json_string(j->target));
-		if (strcmp(st, "modified") == 0)
-			json_object_set_new(r, "expected_target",
-			    json_string(e->target));
-	} else if (j->st == MF_OK) {
-		if (e->has_size && e->size != j->size)
-			st = "size_changed";
-		else if (strcmp(e->sha256, j->sha256) != 0)
-			st = "modified";
-		json_object_set_new(r, "sha256", json_string(j->sha256));
-		json_object_set_new(r, "size_bytes", json_integer(
-		    (json_int_t)j->size));
-		if (strcmp(st, "ok") != 0)
-			json_object_set_new(r, "expected_sha256",
-			    json_string(e->sha256));
-		if (strcmp(st, "size_changed") == 0)
-			json_object_set_new(r, "expected_size_bytes",
-			    json_integer((json_int_t)e->size));
-	}
-	json_object_set_new(r, "status", json_string(st));
-	if (j->st == MF_NOT_REGULAR)
-		json_object_set_new(r, "reason", json_string(e->type ==
-		    MF_SYMLINK ? "no longer a symlink" :
-		    "no longer a regular file"));
-	else if (j->st == MF_UNREADABLE)
-		json_object_set_new(r, "reason", json_string(strerror(j->err)));
-	else if (j->st == MF_UNSTABLE)
-		json_object_set_new(r, "reason", json_string(
-		    "changed while it was hashed"));
-	for (int k = 0; k < 6; k++)
-		if (strcmp(st, (const char *[]){ "ok", "modified",
-		    "size_changed", "missing", "unreadable", "unstable" }[k]) == 0)
-			counts[k]++;
-	return r;
 }
 
 /* Files under the root that the manifest does not list, as records. */
@@ -334,18 +224,39 @@ extras(const struct options *o, int rootfd, const struct stat *mst,
 	return n;
 }
 
+/* The summary record. */
+static json_t *
+summary(const struct mf_manifest *m, const size_t *counts, size_t nextra,
+    bool pass)
+{
+	json_t *r = json_pack("{s:s, s:s, s:I}", "kind", "summary", "format",
+	    m->json ? "jsonl" : "sha256sum", "entries", (json_int_t)m->n);
+
+	for (size_t k = 0; r && k < NSTATUS; k++)
+		json_object_set_new(r, statuses[k],
+		    json_integer((json_int_t)counts[k]));
+	if (r && (json_object_set_new(r, "extra", json_integer(
+	    (json_int_t)nextra)) || json_object_set_new(r, "bad_lines",
+	    json_integer((json_int_t)m->nbad)) ||
+	    json_object_set_new(r, "verified", json_boolean(pass)))) {
+		json_decref(r);
+		r = NULL;
+	}
+	return r;
+}
+
 static int
 verify(const struct options *o, const char *path)
 {
+	const char *name = strcmp(path, "-") ? path : "stdin", *st;
 	struct mf_manifest m;
 	struct stat mst;
-	struct job *jobs;
+	struct mf_job *jobs;
 	char *buf = slurp(path, &mst);
-	size_t counts[6] = { 0 }, b = 0, nextra = 0;
-	int rootfd = open_root(o->root);
+	size_t counts[NSTATUS] = { 0 }, b = 0, nextra = 0;
+	int rootfd = open_root(o->root), rc;
 	bool pass;
-	json_t *sum;
-	int rc;
+	json_t *r;
 
 	if (mf_manifest_parse(buf, (size_t)mst.st_size, &m) < 0)
 		kv_die(KV_SOFTWARE, "out of memory");
@@ -353,35 +264,31 @@ verify(const struct options *o, const char *path)
 	if ((jobs = calloc(m.n ? m.n : 1, sizeof(*jobs))) == NULL)
 		kv_die(KV_SOFTWARE, "out of memory");
 	for (size_t i = 0; i < m.n; i++)
-		jobs[i] = (struct job){ .path = m.e[i].path, .type = m.e[i].type,
-		    .size = m.e[i].size };
+		jobs[i] = (struct mf_job){ .path = m.e[i].path,
+		    .type = m.e[i].type, .size = m.e[i].size };
 	hash_all(o, rootfd, jobs, m.n);
 	for (size_t i = 0; i <= m.n; i++) {
 		/* the bad lines in their places among the entries */
 		while (b < m.nbad && (i == m.n || m.bad[b].line < m.line[i])) {
-			if (jsonl_error(stdout, strcmp(path, "-") ? path : "stdin",
-			    m.bad[b].line, m.bad[b].msg) < 0)
+			if (jsonl_error(stdout, name, m.bad[b].line,
+			    m.bad[b].msg) < 0)
 				kv_die(KV_IOERR, "write error on stdout:");
 			b++;
 		}
-		if (i < m.n)
-			put(check(&m.e[i], &jobs[i], counts));
+		if (i == m.n)
+			break;
+		if ((r = mf_check_record(&m.e[i], &jobs[i], &st)) == NULL)
+			kv_die(KV_SOFTWARE, "out of memory");
+		for (size_t k = 0; k < NSTATUS; k++)
+			counts[k] += strcmp(st, statuses[k]) == 0;
+		put(r);
 	}
 	if (!o->ignore_extra)
 		nextra = extras(o, rootfd, &mst, &m);
 	pass = m.nbad == 0 && counts[0] == m.n && nextra == 0;
-	sum = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-	    "s:I, s:b}", "kind", "summary", "format", m.json ? "jsonl" :
-	    "sha256sum", "entries", (json_int_t)m.n, "ok", (json_int_t)counts[0],
-	    "modified", (json_int_t)counts[1], "size_changed",
-	    (json_int_t)counts[2], "missing", (json_int_t)counts[3],
-	    "unreadable", (json_int_t)counts[4], "unstable",
-	    (json_int_t)counts[5], "extra", (json_int_t)nextra, "bad_lines",
-	    (json_int_t)m.nbad, "verified", pass);
-	put(sum);
+	put(summary(&m, counts, nextra, pass));
 	rc = m.nbad ? KV_DATAERR : pass ? KV_OK : KV_FAIL;
-	for (size_t i = 0; i < m.n; i++)
-		free(jobs[i].target);
+	mf_jobs_free(jobs, m.n);
 	free(jobs);
 	mf_manifest_free(&m);
 	close(rootfd);

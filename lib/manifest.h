@@ -5,7 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
+
+#include <jansson.h>
 
 /*
  * SHA-256 manifests of file trees: the two line formats (JSON lines and
@@ -84,17 +85,6 @@ struct mf_manifest {
 int mf_manifest_parse(const char *buf, size_t len, struct mf_manifest *m);
 void mf_manifest_free(struct mf_manifest *m);
 
-/*
- * Open path under rootfd without following any symlink and without
- * leaving the root (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or a
- * walk with O_NOFOLLOW at each component where openat2 is missing).
- */
-int mf_open_beneath(int rootfd, const char *path, int flags);
-
-/* readlink of path under rootfd (the parent opened beneath). */
-int mf_readlink_beneath(int rootfd, const char *path, char *buf,
-    size_t len);
-
 enum mf_status {
 	MF_OK = 0,
 	MF_MISSING,
@@ -103,56 +93,28 @@ enum mf_status {
 	MF_NOT_REGULAR		/* not a regular file (or a symlink now) */
 };
 
-/*
- * Hash the regular file at path under rootfd with buf as read buffer.
- * The size, mtime and ctime from fstat before and after must agree with
- * each other and with the bytes read, else it is hashed again (up to
- * three tries) and then reported MF_UNSTABLE.  *err gets errno for
- * MF_UNREADABLE.
- */
-enum mf_status mf_hash_file(int rootfd, const char *path, void *buf,
-    size_t buflen, char hex[65], uint64_t *size, int *err);
-
-/*
- * Run fn(i, buf, ctx) for i in [0, n) on jobs threads, each with its own
- * buffer of buflen bytes; order[] (may be NULL) gives the order in which
- * indices are handed out.  0, or -1 when threads cannot start.
- */
-int mf_pool(size_t n, const size_t *order, int jobs, size_t buflen,
-    void (*fn)(size_t i, void *buf, size_t buflen, void *ctx), void *ctx);
-
-/* A tree walk's result: paths relative to the root, sorted. */
-struct mf_item {
-	char *path;
+/* One file or symlink to hash or check, and what was found there. */
+struct mf_job {
+	const char *path;
 	enum mf_type type;
-	uint64_t size;		/* lstat size, to schedule big files first */
+	uint64_t size;		/* in: a size hint, big first; out: bytes hashed */
+	enum mf_status st;
+	int err;		/* errno, for MF_UNREADABLE */
+	char sha256[65];
+	char *target;		/* a symlink's target (malloc'd) */
 };
 
-struct mf_walk {
-	struct mf_item *v;
-	size_t n, cap;
-	char **exclude;		/* globs; NULL-terminated */
-	dev_t skip_dev;		/* a file not to list (the manifest itself) */
-	ino_t skip_ino;
-	bool skip;
-	size_t skipped_odd;	/* devices, fifos, sockets not listed */
-	size_t bad_names;	/* names that are not valid UTF-8, if asked */
-	bool need_utf8;
-};
+/*
+ * The check record of manifest entry e against what was found, j:
+ * {"kind":"check","path":..,"status":..} with sha256, size_bytes and the
+ * expected values where they differ.  *status gets the status name (a
+ * static string).  NULL on ENOMEM.  Pure.
+ */
+json_t *mf_check_record(const struct mf_entry *e, const struct mf_job *j,
+    const char **status);
 
 /* Is rel excluded by one of the globs (a glob without '/' matches the
  * last component, one with '/' the whole path)? */
 bool mf_excluded(char *const *globs, const char *rel);
-
-/*
- * Add start (a normalised path under rootfd, or "" for the whole root)
- * to w: a directory recursively, a file or a symlink as itself.
- * Returns 0, or -1 with errno and the failing path in err.
- */
-int mf_walk_add(struct mf_walk *w, int rootfd, const char *start,
-    char *err, size_t errlen);
-/* Sort w's items by path (bytewise) and drop duplicates. */
-void mf_walk_sort(struct mf_walk *w);
-void mf_walk_free(struct mf_walk *w);
 
 #endif

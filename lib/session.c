@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,8 +129,9 @@ session_slot_write(int dirfd, const char *name, const json_t *rec)
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0644);
 	if (fd >= 0) {
+		/* no fsync: after a crash the boot id makes the slot stale */
 		if (write(fd, text, len + 1) == (ssize_t)(len + 1) &&
-		    fsync(fd) == 0 && close(fd) == 0) {
+		    close(fd) == 0) {
 			fd = -1;
 			rc = renameat(dirfd, tmp, dirfd, path);
 		}
@@ -182,6 +186,116 @@ session_cgroup_root(char *buf, size_t len)
 	if (rc < 0)
 		errno = ENOENT;
 	return rc;
+}
+
+char *
+session_cgroup_create(const char *name, char *err, size_t errlen)
+{
+	char root[1024], path[1200], *p;
+
+	if (session_cgroup_root(root, sizeof(root)) < 0) {
+		snprintf(err, errlen, "no writable cgroup v2 hierarchy (mount "
+		    "one, e.g. at /sys/fs/cgroup, or drop --cgroup)");
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/kvgate-%s.%d", root, name,
+	    (int)getpid());
+	if (mkdir(path, 0755) < 0) {
+		snprintf(err, errlen, "mkdir %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if ((p = strdup(path)) == NULL) {
+		rmdir(path);
+		snprintf(err, errlen, "out of memory");
+	}
+	return p;
+}
+
+/* --- starting ----------------------------------------------------------- */
+
+/* In the child: become the session leader and exec; errno goes to ep. */
+static noreturn void
+child(const struct spawn *sp, int ep)
+{
+	char procs[1200];
+	sigset_t none;
+	int e, fd;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	if (setsid() < 0)
+		goto fail;
+	if (sp->cgroup) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", sp->cgroup);
+		if ((fd = open(procs, O_WRONLY | O_CLOEXEC)) < 0 ||
+		    write(fd, "0", 1) != 1)
+			goto fail;
+		close(fd);
+	}
+	/* the log before chdir: a relative path is the caller's */
+	fd = open(sp->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		goto fail;
+	if (chdir(sp->cwd) < 0)
+		goto fail;
+	if ((fd = open("/dev/null", O_RDONLY)) < 0 || dup2(fd, 0) < 0)
+		goto fail;
+	execvp(sp->argv[0], sp->argv);
+fail:
+	e = errno;
+	if (write(ep, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int
+session_spawn(const struct spawn *sp, struct slot *s)
+{
+	char buf[PATH_MAX];
+	struct proc_stat st;
+	int ep[2], e = 0, pidfd;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		return -1;
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		e = errno;
+		close(ep[0]);
+		close(ep[1]);
+		return errno = e, -1;
+	}
+	if (pid == 0)
+		child(sp, ep[1]);
+	close(ep[1]);
+	/* EOF: execve succeeded (the pipe is close-on-exec) */
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (n > 0) {
+		waitpid(pid, NULL, 0);
+		return errno = e, -1;
+	}
+	if ((pidfd = proc_pidfd_open(pid)) < 0 ||
+	    proc_stat_read(pid, &st) < 0 || proc_boot_id(s->boot_id) < 0) {
+		e = errno;
+		if (pidfd >= 0)
+			close(pidfd);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return errno = e, -1;
+	}
+	s->pid = pid;
+	s->sid = st.session;
+	s->pgid = st.pgrp;
+	s->start_ticks = st.start_ticks;
+	s->exe = proc_link(pid, "exe", buf, sizeof(buf)) == 0 ? strdup(buf) :
+	    NULL;
+	kv_rfc3339(kv_unix(), s->started_at);
+	return pidfd;
 }
 
 /* --- stopping ----------------------------------------------------------- */
@@ -324,14 +438,42 @@ all_exited(struct stopper *t)
 	return true;
 }
 
-/* Signal every live tracked member with sig until all exit or the end. */
+/* Sleep until one live member exits or ms pass. */
+static void
+wait_some(struct stopper *t, int ms)
+{
+	struct pollfd *p = calloc(t->n ? t->n : 1, sizeof(*p));
+	nfds_t n = 0;
+
+	if (p == NULL) {
+		nanosleep(&(struct timespec){ 0, ms * 1000000L }, NULL);
+		return;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		if (!proc_pidfd_exited(t->m[i].fd))
+			p[n++] = (struct pollfd){ .fd = t->m[i].fd, .events = POLLIN };
+	if (n > 0)
+		poll(p, n, ms);
+	free(p);
+}
+
+/*
+ * Signal every live tracked member with sig until all exit or the end.
+ * Done only when a scan made after every member exited finds no new one
+ * (a member may fork just before it dies).
+ */
 static bool
 phase(struct stopper *t, int sig, double seconds)
 {
 	double end = kv_mono() + seconds;
 
 	for (;;) {
+		size_t before = t->n;
+		bool gone = all_exited(t);
+
 		scan(t);
+		if (gone && t->n == before)
+			return true;
 		for (size_t i = 0; i < t->n; i++) {
 			struct member *m = &t->m[i];
 			bool *done = sig == SIGKILL ? &m->killed : &m->signalled;
@@ -341,17 +483,10 @@ phase(struct stopper *t, int sig, double seconds)
 			if (proc_pidfd_signal(m->fd, sig) == 0)
 				*done = true;
 		}
-		if (all_exited(t)) {
-			size_t before = t->n;
-
-			scan(t);	/* a fork may have raced the signal */
-			if (t->n == before)
-				return true;
-			continue;
-		}
 		if (kv_mono() >= end)
 			return false;
-		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+		/* woken by an exit; rescans also catch late forks every 20 ms */
+		wait_some(t, (int)fmin(20.0, 1000.0 * (end - kv_mono()) + 1));
 	}
 }
 
@@ -486,9 +621,9 @@ session_stop(const struct slot *s, const struct stop_opts *o, json_t *rec)
 	}
 	if (!phase(&t, o->sig, o->timeout_s)) {
 		escalated = true;
-		phase(&t, SIGKILL, o->kill_after_s);
+		if (!phase(&t, SIGKILL, o->kill_after_s))
+			scan(&t);
 	}
-	scan(&t);
 	leaked = pids(&t, 3);
 	json_object_set_new(rec, "signalled", pids(&t, 0));
 	json_object_set_new(rec, "escalated", json_boolean(escalated));

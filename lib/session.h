@@ -59,6 +59,29 @@ int session_stop(const struct slot *s, const struct stop_opts *o,
 /* The mount point of a writable cgroup v2 hierarchy, or -1 (errno). */
 int session_cgroup_root(char *buf, size_t len);
 
+/* Make the cgroup ROOT/kvgate-NAME.PID; its malloc'd path, or NULL with
+ * the reason in err. */
+char *session_cgroup_create(const char *name, char *err, size_t errlen);
+
+/* What to start, and how. */
+struct spawn {
+	char *const *argv;	/* argv[0] is looked up in PATH */
+	const char *cwd;	/* the service's working directory */
+	const char *log;	/* its stdout and stderr, appended */
+	const char *cgroup;	/* a cgroup directory to join, or NULL */
+};
+
+/*
+ * Start sp->argv as the leader of a new session and process group, with
+ * stdin from /dev/null, default signal handling and an empty signal mask,
+ * and fill s's pid, sid, pgid, start_ticks, boot_id, exe and started_at.
+ * Returns a pidfd for the service once execve(2) has succeeded, or -1
+ * with errno: the errno of the failed step in the child (which is then
+ * reaped), or of pidfd_open (the child is then killed and reaped: it is
+ * ours, its PID cannot have been reused).
+ */
+int session_spawn(const struct spawn *sp, struct slot *s);
+
 /* Read the whole of a small file into a NUL-ended malloc'd buffer. */
 char *session_read_file(int dirfd, const char *path, size_t max,
     size_t *len);

@@ -177,6 +177,63 @@ test_globs(void)
 	CHECK(!mf_excluded(NULL, "a"));
 }
 
+static const char *
+status_of(const struct mf_entry *e, const struct mf_job *j, char *rec,
+    size_t len)
+{
+	const char *st = NULL;
+	json_t *r = mf_check_record(e, j, &st);
+	char *t = r ? json_dumps(r, JSON_COMPACT) : NULL;
+
+	snprintf(rec, len, "%s", t ? t : "");
+	free(t);
+	json_decref(r);
+	return st;
+}
+
+static void
+test_check(void)
+{
+	struct mf_entry e = { .path = "a", .type = MF_FILE, .has_size = true,
+	    .size = 3 };
+	struct mf_job j = { .path = "a", .st = MF_OK, .size = 3 };
+	char rec[1024];
+
+	snprintf(e.sha256, sizeof(e.sha256), "%s", E0);
+	snprintf(j.sha256, sizeof(j.sha256), "%s", E0);
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "ok");
+	CHECK_STR(rec, "{\"kind\":\"check\",\"path\":\"a\",\"sha256\":\""
+	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	    "\",\"size_bytes\":3,\"status\":\"ok\"}");
+	j.sha256[0] = 'f';
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "modified");
+	CHECK(strstr(rec, "\"expected_sha256\":\"e3b0") != NULL);
+	j.size = 4;
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "size_changed");
+	CHECK(strstr(rec, "\"expected_size_bytes\":3") != NULL);
+	e.has_size = false;	/* a sha256sum entry: no size to compare */
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "modified");
+	j.st = MF_MISSING;
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "missing");
+	j.st = MF_UNREADABLE;
+	j.err = 13;
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "unreadable");
+	CHECK(strstr(rec, "\"reason\":\"Permission denied\"") != NULL);
+	j.st = MF_UNSTABLE;
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "unstable");
+	j.st = MF_NOT_REGULAR;
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "modified");
+	CHECK(strstr(rec, "no longer a regular file") != NULL);
+	e.type = MF_SYMLINK;
+	e.target = "t";
+	j.st = MF_OK;
+	j.target = "t";
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "ok");
+	j.target = "u";
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "modified");
+	CHECK(strstr(rec, "\"expected_target\":\"t\"") != NULL);
+}
+
 int
 main(void)
 {
@@ -186,5 +243,6 @@ main(void)
 	test_json_lines();
 	test_manifest();
 	test_globs();
+	test_check();
 	return DONE("test_manifest");
 }
