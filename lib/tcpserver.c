@@ -60,22 +60,15 @@ static int nconns;
 static atomic_int stop;
 static atomic_int once_status;
 
-/*
- * Write rec (consumed) as one flushed line; stdout errors end the server.
- * Connection threads come and go, so this does not use jsonl_write, whose
- * per-thread buffer would outlive each of them.
- */
+/* Write rec (consumed) as one flushed line; stdout errors end the server. */
 static void
 emit(json_t *rec)
 {
-	char *line = json_dumps(rec, JSON_COMPACT);
 	int bad;
 
 	pthread_mutex_lock(&outlock);
-	bad = line == NULL || fputs(line, out) == EOF || putc('\n', out) ==
-	    EOF || fflush(out) != 0;
+	bad = jsonl_write(out, rec, true) != 0;
 	pthread_mutex_unlock(&outlock);
-	free(line);
 	json_decref(rec);
 	if (bad)
 		atomic_store(&stop, KV_IOERR + 1);
