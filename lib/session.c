@@ -480,8 +480,13 @@ phase(struct stopper *t, int sig, double seconds)
 
 			if (*done || proc_pidfd_exited(m->fd))
 				continue;
-			if (proc_pidfd_signal(m->fd, sig) == 0)
+			if (proc_pidfd_signal(m->fd, sig) == 0) {
 				*done = true;
+				/* a stopped process acts on TERM only when
+				 * continued (as systemd does) */
+				if (sig != SIGKILL && sig != SIGCONT)
+					proc_pidfd_signal(m->fd, SIGCONT);
+			}
 		}
 		if (kv_mono() >= end)
 			return false;

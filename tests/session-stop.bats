@@ -45,6 +45,15 @@ start() {	# start NAME COMMAND...: session-run, print the pid
 	! alive "$pid"
 }
 
+@test "a stopped (SIGSTOP) service is continued so that TERM ends it" {
+	pid=$(start frozen sleep 300)
+	kill -STOP "$pid"
+	run --separate-stderr session-stop --slot-dir "$SLOTS" --name frozen --timeout 10s
+	assert_success
+	assert_equal "$(jqv "$output" .escalated)" false
+	! alive "$pid"
+}
+
 @test "--signal chooses the first signal" {
 	pid=$(start intr sh -c 'trap "exit 0" INT; trap "" TERM; while :; do sleep 0.1; done')
 	run --separate-stderr session-stop --slot-dir "$SLOTS" --name intr --signal INT --timeout 5s
