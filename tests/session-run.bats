@@ -160,7 +160,7 @@ teardown() { session_teardown; }
 	    sh -c "sleep 0.3; exec python3 -m http.server $port --bind 127.0.0.1"
 	assert_success
 	assert_equal "$(jqv "$output" .ready)" true
-	run curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/"
+	run python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).status)' "http://127.0.0.1:$port/"
 	assert_output 200
 }
 
