@@ -199,8 +199,9 @@ teardown() { session_teardown; }
 }
 
 @test "a service that exits before it is ready fails at once" {
+	port=$(free_port)	# nobody listens there
 	run --separate-stderr session-run --slot-dir "$SLOTS" --name dies \
-	    --ready-tcp 127.0.0.1:1 --ready-timeout 30s -- sh -c 'exit 3'
+	    --ready-tcp "127.0.0.1:$port" --ready-timeout 30s -- sh -c 'exit 3'
 	assert_failure 1
 	assert_equal "$(jqv "$output" .reason)" "the service exited before it became ready"
 	[ ! -e "$SLOTS/dies.json" ]
