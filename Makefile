@@ -33,7 +33,7 @@ DEPS_PKGS = gcc make pkg-config clang libclang-rt-14-dev valgrind \
             libibverbs-dev librdmacm-dev rdma-core ibverbs-utils perftest \
             jq bats bats-assert bats-support mandoc iproute2 procps \
             iperf3 prometheus-node-exporter prometheus wrk hyperfine \
-            python3 coreutils
+            python3 coreutils time
 
 .PHONY: all deps check build-check unit test lint fuzz fuzz-smoke bench \
         install demo clean

@@ -27,50 +27,48 @@ jsonl_free(struct jsonl_reader *r)
 /*
  * Read one line into r->buf without its newline.  Returns its length,
  * -1 at end of input, -2 when over r->max_line (rest consumed), -3 on
- * a read error or allocation failure.
+ * a read error or allocation failure.  Bytes are taken one by one so a
+ * NUL inside a line stays inside that line (and makes it invalid JSON)
+ * instead of hiding the line's end.
  */
 static long
 readline(struct jsonl_reader *r)
 {
 	size_t len = 0;
-	int toolong = 0;
+	int c, toolong = 0, any = 0;
 
-	for (;;) {
-		if (r->cap - len < 2) {
+	while ((c = getc_unlocked(r->fp)) != EOF) {
+		any = 1;
+		if (c == '\n')
+			break;
+		if (toolong)
+			continue;
+		if (len >= r->max_line) {
+			toolong = 1;
+			continue;
+		}
+		if (len + 1 >= r->cap) {
 			size_t ncap = r->cap ? r->cap * 2 : 4096;
 			char *nb;
 
-			if (ncap > r->max_line + 2)
-				ncap = r->max_line + 2;
-			if (ncap <= r->cap) {
-				toolong = 1;
-				len = 0;
-				continue;
-			}
+			if (ncap > r->max_line + 1)
+				ncap = r->max_line + 1;
 			if ((nb = realloc(r->buf, ncap)) == NULL)
 				return -3;
 			r->buf = nb;
 			r->cap = ncap;
 		}
-		if (fgets(r->buf + len, (int)(r->cap - len), r->fp) == NULL) {
-			if (ferror(r->fp))
-				return -3;
-			if (len == 0 && !toolong)
-				return -1;
-			break;
-		}
-		len += strlen(r->buf + len);
-		if (len > 0 && r->buf[len - 1] == '\n') {
-			r->buf[--len] = '\0';
-			break;
-		}
-		if (len > r->max_line) {
-			toolong = 1;
-			len = 0;
-		}
+		r->buf[len++] = (char)c;
 	}
-	if (toolong || len > r->max_line)
+	if (ferror(r->fp))
+		return -3;
+	if (!any)
+		return -1;
+	if (toolong)
 		return -2;
+	if (r->buf == NULL && (r->buf = malloc(r->cap = 4096)) == NULL)
+		return -3;
+	r->buf[len] = '\0';
 	return (long)len;
 }
 
@@ -127,18 +125,33 @@ jsonl_next(struct jsonl_reader *r, json_t **out)
 	return JSONL_OK;
 }
 
-static int
-putbuf(const char *buf, size_t len, void *data)
-{
-	return fwrite(buf, 1, len, data) == len ? 0 : -1;
-}
+/*
+ * One buffer per thread, reused across records: jansson dumps into it in
+ * one pass and the line goes out in one fwrite, instead of a callback per
+ * token.  It grows to the longest record written and is never shrunk.
+ */
+static _Thread_local char *dumpbuf;
+static _Thread_local size_t dumpcap;
 
 int
 jsonl_write(FILE *out, const json_t *rec, bool flush)
 {
-	if (json_dump_callback(rec, putbuf, out, JSON_COMPACT) != 0)
-		return -1;
-	if (putc('\n', out) == EOF)
+	size_t n;
+
+	for (;;) {
+		n = json_dumpb(rec, dumpbuf, dumpcap, JSON_COMPACT);
+		if (n == 0)
+			return -1;
+		if (n < dumpcap)
+			break;
+		char *nb = realloc(dumpbuf, n + 1);
+		if (nb == NULL)
+			return -1;
+		dumpbuf = nb;
+		dumpcap = n + 1;
+	}
+	dumpbuf[n] = '\n';
+	if (fwrite(dumpbuf, 1, n + 1, out) != n + 1)
 		return -1;
 	if (flush && fflush(out) != 0)
 		return -1;
@@ -167,7 +180,8 @@ jsonl_filter(FILE *in, const char *name, FILE *out, jsonl_fn fn, void *ctx,
 {
 	struct jsonl_reader r;
 	enum jsonl_status st;
-	char err[512];
+	char err[sizeof(r.err)];
+	const char *msg;
 	json_t *rec;
 	int status = KV_OK;
 	size_t n = 0;
@@ -192,8 +206,9 @@ jsonl_filter(FILE *in, const char *name, FILE *out, jsonl_fn fn, void *ctx,
 				continue;
 			}
 			json_decref(rec);
-			snprintf(r.err, sizeof(r.err), "%s",
-			    err[0] ? err : "record rejected");
+			msg = err[0] ? err : "record rejected";
+			memcpy(r.err, msg, strnlen(msg, sizeof(r.err) - 1));
+			r.err[strnlen(msg, sizeof(r.err) - 1)] = '\0';
 		}
 		status = KV_DATAERR;
 		if (jsonl_error(out, name, r.lineno, r.err) != 0) {

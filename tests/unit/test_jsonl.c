@@ -75,6 +75,10 @@ main(void)
 	scan(big, 215, 0, &ok, &nbad, &last);
 	CHECK(ok == 2 && nbad == 0);
 
+	/* a NUL inside a line spoils that line only */
+	scan("{\"a\":\"x\0y\"}\n{\"b\":1}\n", 20, 0, &ok, &nbad, &last);
+	CHECK(ok == 1 && nbad == 1 && last == 2);
+
 	scan("", 0, 0, &ok, &nbad, &last);
 	CHECK(ok == 0 && nbad == 0 && last == 0);
 

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef KV_REQFEED_H
+#define KV_REQFEED_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#define RF_CAP 1024		/* records read ahead of their send time */
+
+/* A record read ahead: a request to send (rec, body) or a bad line (err). */
+struct rf_item {
+	json_t *rec;		/* the record, without "prompt" unless kept */
+	char *body;		/* the request body (oai_body) */
+	char *err;		/* why the line is unusable */
+	size_t line;
+	double sched;		/* arrival_s, 0 when absent */
+};
+
+/*
+ * A thread that reads request records from a stream, checks them and
+ * builds their bodies ahead of their send time, into a bounded queue.
+ * The event loop polls fd (an eventfd), which becomes readable when the
+ * queue goes from empty to non-empty and at the end of the input.
+ */
+struct reqfeed {
+	pthread_mutex_t mu;
+	pthread_cond_t notfull;
+	pthread_t th;
+	struct rf_item ring[RF_CAP];
+	size_t head, n;
+	bool eof, ioerr;
+	int fd;
+	FILE *in;
+	const char *model;
+	bool chat, keep_prompt;
+};
+
+/* Start reading in; 0, or -1 with errno. */
+int rf_start(struct reqfeed *q, FILE *in, const char *model, bool chat,
+    bool keep_prompt);
+/* Copy the head to *it: 1, or 0 when the queue is empty. */
+int rf_peek(struct reqfeed *q, struct rf_item *it);
+/* Drop the head (its contents now belong to the caller). */
+void rf_pop(struct reqfeed *q);
+/* True when the input has ended and the queue is empty. */
+bool rf_done(struct reqfeed *q);
+/* Wait for the thread; true when reading failed (an I/O error). */
+bool rf_stop(struct reqfeed *q);
+
+#endif

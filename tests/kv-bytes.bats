@@ -1,0 +1,194 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# kv-bytes: KV bytes per token/block/prompt, parameters and FLOPs from model configs.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+kvb() { kv-bytes "$@"; }
+
+@test "Pythia-14M is 3,072 bytes per token and 1,008 hit tokens are 3,096,576 bytes" {
+	run kvb --config "$FIX/model-pythia-14m.json" <<<'{"tokens":1024,"hit_rate":1}'
+	assert_success
+	[ "$(jqv "$output" .kv_bytes_per_token)" = 3072 ]
+	[ "$(jqv "$output" .kv_bytes_per_block)" = 49152 ]
+	[ "$(jqv "$output" .hit_tokens)" = 1008 ]
+	[ "$(jqv "$output" '.hit_tokens / 16')" = 63 ]
+	[ "$(jqv "$output" .hit_bytes)" = 3096576 ]
+	[ "$(jqv "$output" .kv_bytes)" = 3145728 ]
+}
+
+@test "reference bytes per token: Qwen2.5-7B 57,344, Llama-3.1-8B 131,072, DeepSeek-V3 70,272" {
+	run kvb --config "$FIX/model-qwen2.5-7b.json" </dev/null
+	assert_success
+	[ "$(jqv "$output" .kv_bytes_per_token)" = 57344 ]
+	run kvb --config "$FIX/model-llama-3.1-8b.json" </dev/null
+	[ "$(jqv "$output" .kv_bytes_per_token)" = 131072 ]
+	run kvb --config "$FIX/model-deepseek-v3.json" </dev/null
+	[ "$(jqv "$output" .kv_bytes_per_token)" = 70272 ]
+}
+
+@test "with --config and empty input it prints exactly one record" {
+	run kvb --config "$FIX/model-llama-3.1-8b.json" </dev/null
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(jqv "$output" 'keys | join(",")')" = "kv_bytes_per_block,kv_bytes_per_token,params_nonembed" ]
+	[ "$(jqv "$output" .params_nonembed)" = 6979321856 ]
+}
+
+@test "--config applies to every record on stdin and keeps their fields" {
+	run kvb --config "$FIX/model-qwen2.5-7b.json" <<-'EOF'
+	{"run":"a","tokens":8192}
+	{"run":"b","tokens":32768,"hit_tokens":16384}
+	EOF
+	assert_success
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jqv "${lines[0]}" .run)" = a ]
+	[ "$(jqv "${lines[0]}" .kv_bytes)" = $((57344 * 8192)) ]
+	[ "$(jqv "${lines[1]}" .hit_bytes)" = $((57344 * 16384)) ]
+}
+
+@test "prefill and suffix FLOPs follow 2PN + 2L·d_attn·N² and 2P(N-H) + 2L·d_attn·(N²-H²)" {
+	run kvb --config "$FIX/model-llama-3.1-8b.json" <<<'{"tokens":32768,"hit_tokens":16384}'
+	assert_success
+	P=$(jqv "$output" .params_nonembed)
+	[ "$(jqv "$output" ".prefill_flops == 2*$P*32768 + 2*32*4096*32768*32768")" = true ]
+	[ "$(jqv "$output" ".suffix_flops == 2*$P*16384 + 2*32*4096*(32768*32768-16384*16384)")" = true ]
+}
+
+@test "MLA (DeepSeek-V3): one latent of kv_lora_rank + qk_rope_head_dim per layer, MoE active params" {
+	run kvb --config "$FIX/model-deepseek-v3.json" <<<'{"tokens":4096}'
+	assert_success
+	[ "$(jqv "$output" .kv_bytes)" = $((61 * 576 * 2 * 4096)) ]
+	# about 37B activated with embeddings; 35.7B non-embedding
+	[ "$(jqv "$output" '.params_nonembed > 35e9 and .params_nonembed < 36.5e9')" = true ]
+	[ "$(jqv "$output" '.params_nonembed_total > 660e9')" = true ]
+}
+
+@test "Mistral-7B v0.1 caps cached tokens at its 4,096-token sliding window" {
+	run kvb --config "$FIX/model-mistral-7b-v0.1.json" <<<'{"tokens":32768,"hit_tokens":2048}'
+	assert_success
+	[ "$(jqv "$output" .kv_bytes_per_token)" = 131072 ]
+	[ "$(jqv "$output" .kv_bytes)" = $((131072 * 4096)) ]
+	[ "$(jqv "$output" .hit_bytes)" = $((131072 * 2048)) ]
+}
+
+@test "explicit head_dim (Gemma-7B: 256, not 3072/16) is used" {
+	run kvb --config "$FIX/model-gemma-7b.json" </dev/null
+	[ "$(jqv "$output" .kv_bytes_per_token)" = $((28 * 16 * 256 * 2 * 2)) ]
+}
+
+@test "--kv-dtype fp8 halves a bf16 cache; fp32 doubles it" {
+	run kvb --config "$FIX/model-llama-3.1-8b.json" --kv-dtype fp8 </dev/null
+	[ "$(jqv "$output" .kv_bytes_per_token)" = 65536 ]
+	run kvb --config "$FIX/model-llama-3.1-8b.json" --kv-dtype fp32 </dev/null
+	[ "$(jqv "$output" .kv_bytes_per_token)" = 262144 ]
+}
+
+@test "explicit fields and a per-record config object work without --config" {
+	run kvb <<-EOF
+	{"layers":6,"kv_heads":4,"head_dim":32,"dtype":"fp16","tokens":100}
+	{"config":$(jq -c . "$FIX/model-qwen2.5-7b.json"),"tokens":10}
+	EOF
+	assert_success
+	[ "$(jqv "${lines[0]}" .kv_bytes)" = 307200 ]
+	[ "$(jqv "${lines[1]}" .kv_bytes)" = 573440 ]
+}
+
+@test "--block sets the block size for per-block bytes and hit alignment" {
+	run kvb --block 256 --config "$FIX/model-pythia-14m.json" <<<'{"tokens":1000,"hit_rate":0.9}'
+	[ "$(jqv "$output" .kv_bytes_per_block)" = $((3072 * 256)) ]
+	[ "$(jqv "$output" .hit_tokens)" = 768 ]
+}
+
+@test "a config lacking a field gets an error record naming it, status 65" {
+	jq -c 'del(.num_hidden_layers)' "$FIX/model-llama-3.1-8b.json" >"$BATS_TEST_TMPDIR/c.json"
+	run kvb --config "$BATS_TEST_TMPDIR/c.json" </dev/null
+	[ "$status" -eq 65 ]
+	assert_output --partial "num_hidden_layers"
+	run --separate-stderr kvb <<<'{"layers":6,"kv_heads":4,"head_dim":32,"tokens":1}'
+	[ "$status" -eq 65 ]
+	[ "$(jqv "$output" .error)" = "missing field 'dtype' (or give --kv-dtype)" ]
+	[ "$stderr" = "kv-bytes: stdin:1: missing field 'dtype' (or give --kv-dtype)" ]
+}
+
+@test "bad records become error records in place; the good ones survive; status 65" {
+	run --separate-stderr kvb --config "$FIX/model-pythia-14m.json" <<-'EOF'
+	{"tokens":1}
+	{"tokens":
+	{"tokens":"many"}
+	[1,2]
+	{"tokens":-5}
+	{"tokens":1e300}
+	{"tokens":10,"hit_tokens":11}
+	{"tokens":10,"hit_rate":1.5}
+
+	{"tokens":2}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 9 ]
+	[ "$(jqv "${lines[0]}" .kv_bytes)" = 3072 ]
+	for i in 1 2 3 4 5 6 7; do [ "$(jqv "${lines[$i]}" .kind)" = error ]; done
+	[ "$(jqv "${lines[1]}" .line)" = 2 ]
+	[ "$(jqv "${lines[2]}" .error)" = "field 'tokens' must be an integer" ]
+	[ "$(jqv "${lines[8]}" .kv_bytes)" = 6144 ]
+	[[ "$stderr" == *"kv-bytes: stdin:2: invalid JSON"* ]]
+	[[ "$stderr" == *"stdin:7: field 'hit_tokens' (11) exceeds 'tokens' (10)"* ]]
+}
+
+@test "--strict stops at the first bad record" {
+	run --separate-stderr kvb --strict --config "$FIX/model-pythia-14m.json" <<<$'{"tokens":1}\nnope\n{"tokens":2}'
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jqv "${lines[1]}" .kind)" = error ]
+}
+
+@test "a missing, unreadable or invalid config file is a set-up error" {
+	run kvb --config /nonexistent/config.json </dev/null
+	[ "$status" -eq 2 ]
+	assert_output --partial "No such file"
+	echo '{"num_hidden_layers":' >"$BATS_TEST_TMPDIR/bad.json"
+	run kvb --config "$BATS_TEST_TMPDIR/bad.json" </dev/null
+	[ "$status" -eq 65 ]
+	assert_output --partial "invalid JSON"
+}
+
+@test "without --config, empty input gives empty output and success" {
+	run kvb </dev/null
+	assert_success
+	assert_output ""
+}
+
+@test "usage errors exit 2: unknown option, bad --block, bad --kv-dtype, stray argument" {
+	run kvb --frobnicate
+	[ "$status" -eq 2 ]
+	run kvb --block 0
+	[ "$status" -eq 2 ]
+	run kvb --block 12furlongs
+	[ "$status" -eq 2 ]
+	assert_output --partial furlongs
+	run kvb --kv-dtype fp4
+	[ "$status" -eq 2 ]
+	assert_output --partial "fp4"
+	run kvb extra
+	[ "$status" -eq 2 ]
+}
+
+@test "--help prints the synopsis on stdout; --version names kvgate" {
+	run --separate-stderr kvb --help
+	assert_success
+	[[ "$output" == usage:\ kv-bytes* ]]
+	run kvb --version
+	assert_success
+	assert_output --regexp '^kv-bytes \(kvgate\) [0-9]'
+}
+
+@test "a closed stdout is an I/O error, not silence" {
+	run bash -c "kv-bytes --config '$FIX/model-pythia-14m.json' </dev/null >/dev/full"
+	[ "$status" -eq 74 ]
+}
+
+@test "valgrind: kv-bytes is clean on good and bad records" {
+	run_vg kv-bytes --config "$FIX/model-deepseek-v3.json" <<<$'{"tokens":100,"hit_rate":0.5}\nbad\n{"tokens":"x"}'
+	[ "$status" -eq 65 ]
+}
