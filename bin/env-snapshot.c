@@ -155,6 +155,12 @@ snapshot(const struct options *o, char **entries, size_t n, const char *src)
 			status = KV_DATAERR;
 			continue;
 		}
+		if (redact_value_shape(entries[i]) != NULL) {
+			kv_warn("%s:%zu: name looks like a secret; left out", src,
+			    i + 1);
+			status = KV_DATAERR;
+			continue;
+		}
 		if (o->has_allow && regexec(&o->allow, entries[i], 0, NULL, 0)) {
 			omitted++;
 			continue;

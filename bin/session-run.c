@@ -98,7 +98,8 @@ check_slot(int dirfd, const char *name)
 static void
 abandon(int dirfd, const char *name, const struct slot *s, const char *why)
 {
-	struct stop_opts so = { SIGTERM, 10, 5, true };
+	struct stop_opts so = { .sig = SIGTERM, .timeout_s = 10,
+	    .kill_after_s = 5, .own_child = true };
 	json_t *rec = json_pack("{s:s, s:s}", "kind", "not_ready", "name",
 	    name);
 	int lk = session_lock(dirfd, name, 60);

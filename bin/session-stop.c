@@ -166,7 +166,8 @@ parse(int argc, char **argv, struct options *o)
 int
 main(int argc, char **argv)
 {
-	struct options o = { .stop = { SIGTERM, 10, 5 } };
+	struct options o = { .stop = { .sig = SIGTERM, .timeout_s = 10,
+	    .kill_after_s = 5 } };
 
 	kv_setprogname(argv[0]);
 	parse(argc, argv, &o);

@@ -136,8 +136,16 @@ create(const struct options *o, int argc, char **argv)
 		} else if (o->sumfmt) {
 			put_sum_line(j);
 		} else if (j->type == MF_SYMLINK) {
-			put(json_pack("{s:s, s:s, s:s}", "path", j->path, "type",
-			    "symlink", "target", j->target));
+			json_t *r = json_pack("{s:s, s:s, s:s}", "path", j->path,
+			    "type", "symlink", "target", j->target);
+
+			if (r == NULL) {
+				kv_warn("%s: symlink target is not valid UTF-8; "
+				    "left out", j->path);
+				status = KV_DATAERR;
+			} else {
+				put(r);
+			}
 		} else {
 			put(json_pack("{s:s, s:s, s:I}", "path", j->path, "sha256",
 			    j->sha256, "size_bytes", (json_int_t)j->size));

@@ -57,7 +57,7 @@ mf_open_beneath(int rootfd, const char *path, int flags)
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-		    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV
+		    RESOLVE_NO_MAGICLINKS
 	};
 	int fd;
 

@@ -326,7 +326,8 @@ slot_to_json(const struct slot *s)
 	    json_object_set(o, "argv", s->argv ? s->argv : json_null()) ||
 	    (s->cgroup && json_object_set_new(o, "cgroup",
 	    json_string(s->cgroup))) ||
-	    json_object_set_new(o, "started_at", json_string(s->started_at))) {
+	    (s->started_at[0] && json_object_set_new(o, "started_at",
+	    json_string(s->started_at)))) {
 		json_decref(o);
 		return NULL;
 	}

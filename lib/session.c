@@ -46,7 +46,8 @@ session_lock(int dirfd, const char *name, double timeout_s)
 }
 
 char *
-session_read_file(int dirfd, const char *path, size_t max, size_t *len)
+session_read_file(int dirfd, const char *path, size_t max, size_t *len,
+    struct stat *st)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	char *buf;
@@ -55,6 +56,10 @@ session_read_file(int dirfd, const char *path, size_t max, size_t *len)
 
 	if (fd < 0)
 		return NULL;
+	if (st && fstat(fd, st) < 0) {
+		close(fd);
+		return NULL;
+	}
 	if ((buf = malloc(max + 1)) == NULL) {
 		close(fd);
 		return NULL;
@@ -82,16 +87,25 @@ session_slot_read(int dirfd, const char *name, struct slot *s, json_t **raw,
 {
 	char path[128], *buf;
 	json_error_t je;
+	struct stat st;
 	json_t *o;
 	size_t len;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s.json", name);
-	if ((buf = session_read_file(dirfd, path, 1 << 20, &len)) == NULL) {
+	if ((buf = session_read_file(dirfd, path, 1 << 20, &len, &st)) ==
+	    NULL) {
 		if (errno == ENOENT)
 			return 0;
 		snprintf(err, errlen, "cannot read slot %s: %s", path,
 		    strerror(errno));
+		return -1;
+	}
+	/* a slot planted by another user must not steer our signals */
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(err, errlen, "slot %s belongs to uid %d, not to us "
+		    "(uid %d)", path, (int)st.st_uid, (int)geteuid());
+		free(buf);
 		return -1;
 	}
 	o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
@@ -333,7 +347,8 @@ in_cgroup(struct stopper *t, pid_t pid)
 	if (!t->has_cg)
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if ((buf = session_read_file(AT_FDCWD, path, 65536, NULL)) == NULL)
+	buf = session_read_file(AT_FDCWD, path, 65536, NULL, NULL);
+	if (buf == NULL)
 		return false;
 	for (p = strtok(buf, "\n"); p; p = strtok(NULL, "\n"))
 		if (strncmp(p, "0::", 3) == 0 && strcmp(p + 3, t->cgrel) == 0)
@@ -395,7 +410,8 @@ cgroup_members(const struct slot *s, pid_t **out)
 
 	*out = NULL;
 	snprintf(path, sizeof(path), "%s/cgroup.procs", s->cgroup);
-	if ((buf = session_read_file(AT_FDCWD, path, 1 << 20, NULL)) == NULL)
+	buf = session_read_file(AT_FDCWD, path, 1 << 20, NULL, NULL);
+	if (buf == NULL)
 		return -1;
 	for (p = buf; *p; p = end) {
 		long pid = strtol(p, &end, 10);
@@ -480,8 +496,13 @@ phase(struct stopper *t, int sig, double seconds)
 
 			if (*done || proc_pidfd_exited(m->fd))
 				continue;
-			if (proc_pidfd_signal(m->fd, sig) == 0)
+			if (proc_pidfd_signal(m->fd, sig) == 0) {
 				*done = true;
+				/* a stopped process acts on TERM only when
+				 * continued (as systemd does) */
+				if (sig != SIGKILL && sig != SIGCONT)
+					proc_pidfd_signal(m->fd, SIGCONT);
+			}
 		}
 		if (kv_mono() >= end)
 			return false;

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -82,8 +83,9 @@ struct spawn {
  */
 int session_spawn(const struct spawn *sp, struct slot *s);
 
-/* Read the whole of a small file into a NUL-ended malloc'd buffer. */
+/* Read the whole of a small file (no symlink followed) into a NUL-ended
+ * malloc'd buffer; st, if not NULL, gets its fstat. */
 char *session_read_file(int dirfd, const char *path, size_t max,
-    size_t *len);
+    size_t *len, struct stat *st);
 
 #endif

@@ -43,7 +43,8 @@ secret_part() {
 @test "no secret value of the corpus is written anywhere, stderr included" {
 	# stdout and stderr together, with bad entries that make it talk
 	run env-snapshot -0 --role reader < <(env0 "$FIX/env-secrets.txt"
-	    printf 'hf_LeakyLeakyLeakyLeaky12345\0=ghp_NoNameNoNameNoNameNoName123456789\0')
+	    printf 'hf_LeakyLeakyLeakyLeaky12345\0=ghp_NoNameNoNameNoNameNoName123456789\0'
+	    printf 'ghp_AsANameAsANameAsANameAsAName12345678=1\0')
 	assert_failure 65
 	while IFS= read -r l; do
 		s=$(secret_part "$l")
@@ -52,6 +53,8 @@ secret_part() {
 	done <"$FIX/env-secrets.txt"
 	refute_output --partial LeakyLeaky
 	refute_output --partial NoNameNoName
+	refute_output --partial AsANameAsAName
+	assert_output --partial "stdin:58: name looks like a secret; left out"
 	assert_output --partial "stdin:56: entry without '='; left out"
 	assert_output --partial "stdin:57: entry with an empty name; left out"
 }

@@ -160,7 +160,7 @@ teardown() { session_teardown; }
 	    sh -c "sleep 0.3; exec python3 -m http.server $port --bind 127.0.0.1"
 	assert_success
 	assert_equal "$(jqv "$output" .ready)" true
-	run curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/"
+	run python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).status)' "http://127.0.0.1:$port/"
 	assert_output 200
 }
 
@@ -199,8 +199,9 @@ teardown() { session_teardown; }
 }
 
 @test "a service that exits before it is ready fails at once" {
+	port=$(free_port)	# nobody listens there
 	run --separate-stderr session-run --slot-dir "$SLOTS" --name dies \
-	    --ready-tcp 127.0.0.1:1 --ready-timeout 30s -- sh -c 'exit 3'
+	    --ready-tcp "127.0.0.1:$port" --ready-timeout 30s -- sh -c 'exit 3'
 	assert_failure 1
 	assert_equal "$(jqv "$output" .reason)" "the service exited before it became ready"
 	[ ! -e "$SLOTS/dies.json" ]

@@ -45,6 +45,15 @@ start() {	# start NAME COMMAND...: session-run, print the pid
 	! alive "$pid"
 }
 
+@test "a stopped (SIGSTOP) service is continued so that TERM ends it" {
+	pid=$(start frozen sleep 300)
+	kill -STOP "$pid"
+	run --separate-stderr session-stop --slot-dir "$SLOTS" --name frozen --timeout 10s
+	assert_success
+	assert_equal "$(jqv "$output" .escalated)" false
+	! alive "$pid"
+}
+
 @test "--signal chooses the first signal" {
 	pid=$(start intr sh -c 'trap "exit 0" INT; trap "" TERM; while :; do sleep 0.1; done')
 	run --separate-stderr session-stop --slot-dir "$SLOTS" --name intr --signal INT --timeout 5s
@@ -114,6 +123,28 @@ start() {	# start NAME COMMAND...: session-run, print the pid
 	assert_equal "$(jqv "$output" .failed_check)" alive
 	assert_equal "$(jqv "$output" '.signalled|length')" 0
 	rm "$SLOTS/gone.json"
+}
+
+@test "a slot file owned by another user is refused, its process untouched" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to chown"
+	# a real session leader the slot could name: setsid execs in place
+	# (a background job is no group leader), so $! is the leader
+	setsid sleep 300 & leader=$!
+	OTHER_PIDS+=("$leader")
+	for _ in $(seq 50); do
+		[ "$(ps -o sid= -p "$leader" | tr -d ' ')" = "$leader" ] && break
+		sleep 0.1
+	done
+	jq -cn --argjson p "$leader" --arg b "$(cat /proc/sys/kernel/random/boot_id)" \
+	    --argjson t "$(start_ticks "$leader")" --arg c "$(readlink /proc/"$leader"/cwd)" \
+	    '{kind:"slot",name:"planted",pid:$p,sid:$p,pgid:$p,start_time_ticks:$t,
+	      boot_id:$b,cwd:$c}' >"$SLOTS/planted.json"
+	chown 65534 "$SLOTS/planted.json"
+	run --separate-stderr session-stop --slot-dir "$SLOTS" --name planted
+	assert_failure 65
+	[[ $stderr == *"belongs to uid 65534, not to us"* ]]
+	alive "$leader"
+	rm "$SLOTS/planted.json"
 }
 
 @test "a missing slot is status 1, a corrupt one 65" {

@@ -291,6 +291,12 @@ teardown() {
 	run --separate-stderr sha-manifest create --root "$T" --format sha256sum
 	assert_success
 	cd "$T" && printf '%s\n' "$output" | sha256sum -c --quiet -
+	rm "$T/$(printf 'bad\xff')"
+	ln -s "$(printf 'target\xff')" "$T/badlink"
+	run --separate-stderr sha-manifest create --root "$T"
+	assert_failure 65
+	[[ $stderr == *"badlink: symlink target is not valid UTF-8; left out"* ]]
+	assert_line --partial '"path":"empty"'
 }
 
 @test "usage errors exit 2" {
