@@ -120,5 +120,5 @@ main(void)
 		CHECK(jf_u64(o, "neg", 10, &u, err, sizeof(err)) == JF_BAD);
 		json_decref(o);
 	}
-	return DONE("jsonl");
+	return DONE("test_jsonl");
 }

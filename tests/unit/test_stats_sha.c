@@ -29,5 +29,5 @@ main(void)
 	kv_sha256_free(&h);
 	kv_hex(md, sizeof(md), hex);
 	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-	return DONE("stats_sha");
+	return DONE("test_stats_sha");
 }

@@ -85,5 +85,5 @@ main(void)
 	CHECK(kv_parse_int("42", 0, 100, &ll, err, sizeof(err)) == 0 && ll == 42);
 	CHECK(kv_parse_int("101", 0, 100, &ll, err, sizeof(err)) == -1);
 	CHECK(kv_parse_int("4x", 0, 100, &ll, err, sizeof(err)) == -1);
-	return DONE("units");
+	return DONE("test_units");
 }
