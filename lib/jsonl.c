@@ -202,15 +202,62 @@ jsonl_write(FILE *out, const json_t *rec, bool flush)
 	return ferror(out) ? -1 : 0;
 }
 
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+static size_t
+utf8_seq(const unsigned char *s)
+{
+	size_t n, i;
+	unsigned c = s[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+void
+jsonl_clean_utf8(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t n;
+
+	while (*p) {
+		if ((n = utf8_seq(p)) == 0) {
+			*p++ = '?';
+			continue;
+		}
+		p += n;
+	}
+}
+
 int
 jsonl_error(FILE *out, const char *name, size_t line, const char *msg)
 {
+	char clean[1024];
 	json_t *rec;
 	int rc;
 
-	fprintf(stderr, "%s: %s:%zu: %s\n", kv_progname, name, line, msg);
+	snprintf(clean, sizeof(clean), "%s", msg);
+	jsonl_clean_utf8(clean);
+	fprintf(stderr, "%s: %s:%zu: %s\n", kv_progname, name, line, clean);
 	rec = json_pack("{s:s, s:I, s:s}", "kind", "error", "line",
-	    (json_int_t)line, "error", msg);
+	    (json_int_t)line, "error", clean);
+	if (rec == NULL)
+		rec = json_pack("{s:s, s:I, s:s}", "kind", "error", "line",
+		    (json_int_t)line, "error", "invalid record");
 	if (rec == NULL)
 		return -1;
 	rc = jsonl_write(out, rec, true);

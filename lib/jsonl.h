@@ -53,6 +53,13 @@ int jsonl_write(FILE *out, const json_t *rec, bool flush);
 int jsonl_error(FILE *out, const char *name, size_t line, const char *msg);
 
 /*
+ * Make s valid UTF-8 in place: every byte that does not start a complete,
+ * valid sequence (a message cut mid-character, raw input bytes) becomes
+ * '?'.  Messages that quote input pass through this before JSON.
+ */
+void jsonl_clean_utf8(char *s);
+
+/*
  * A per-record filter: fn gets each record and edits it in place.  It
  * returns 0 on success, or -1 with a message in err.
  */

@@ -69,3 +69,25 @@ commands() {
 	[ -f "$d/usr/share/man/man7/kvgate.7" ]
 	rm -rf "$d"
 }
+
+@test "an error message cut inside a UTF-8 character still makes a valid error record and loses nothing" {
+	long=$(printf 'é%.0s' $(seq 200))
+	printf '{"layers":1,"kv_heads":1,"head_dim":1,"dtype":"x%s"}\n{"layers":1,"kv_heads":1,"head_dim":1,"dtype":"fp16"}\n' "$long" >"$BATS_TEST_TMPDIR/in"
+	run --separate-stderr kv-bytes <"$BATS_TEST_TMPDIR/in"
+	assert_failure 65
+	[ "${#lines[@]}" -eq 2 ]
+	run jqv "${lines[0]}" '"\(.kind) \(.line)"'
+	assert_output "error 1"
+	run jqv "${lines[1]}" '.kv_bytes_per_token'
+	assert_output "4"
+}
+
+@test "the runner fails a bats run that crashes before its plan is complete" {
+	d=$BATS_TEST_TMPDIR/fakebats
+	mkdir -p "$d"
+	printf '#!/bin/sh\necho 1..3; echo "ok 1 a"; exit 1\n' >"$d/bats"
+	chmod +x "$d/bats"
+	PATH=$d:$PATH run sh "$KVGATE_ROOT/tests/run-bats.sh" fake
+	assert_failure
+	assert_output --partial "planned 3 tests but reported 1"
+}

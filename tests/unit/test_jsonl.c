@@ -101,6 +101,19 @@ main(void)
 	CHECK(rc == KV_DATAERR && nrec == 1);
 
 	{
+		char cut[] = "dtype 'x\xc3\xa9\xc3";	/* cut inside the 2nd e-acute */
+		char raw[] = "a\xff\xfe b \xe2\x82\xac";
+
+		jsonl_clean_utf8(cut);
+		CHECK_STR(cut, "dtype 'x\xc3\xa9?");
+		jsonl_clean_utf8(raw);
+		CHECK_STR(raw, "a?? b \xe2\x82\xac");
+		out = fmemopen(outbuf, sizeof(outbuf), "w");
+		CHECK(jsonl_error(out, "stdin", 7, "bad \xc3") == 0);
+		fclose(out);
+		CHECK_STR(outbuf, "{\"kind\":\"error\",\"line\":7,\"error\":\"bad ?\"}\n");
+	}
+	{
 		json_t *o = json_object();
 		uint64_t u;
 		double d;
