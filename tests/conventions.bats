@@ -76,9 +76,10 @@ commands() {
 	run --separate-stderr kv-bytes <"$BATS_TEST_TMPDIR/in"
 	assert_failure 65
 	[ "${#lines[@]}" -eq 2 ]
-	run jqv "${lines[0]}" '"\(.kind) \(.line)"'
+	first=${lines[0]} second=${lines[1]}
+	run jqv "$first" '"\(.kind) \(.line)"'
 	assert_output "error 1"
-	run jqv "${lines[1]}" '.kv_bytes_per_token'
+	run jqv "$second" '.kv_bytes_per_token'
 	assert_output "4"
 }
 
