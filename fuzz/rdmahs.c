@@ -16,7 +16,8 @@ params(const uint8_t *body, uint32_t len)
 {
 	static uint8_t buf[HS_HDR_LEN + HS_MAX_BODY];
 	struct hs_params p, q;
-	struct hs_expect w = { 2, 1024, 4096, 65536, HS_LINK_ETH, 2048 };
+	struct hs_expect w = { 2, 1024, 4096, 65536, HS_LINK_ETH, 2048,
+	    1 << 20 };
 	enum hs_type type;
 	uint32_t qlen;
 	char err[512];

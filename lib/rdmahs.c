@@ -237,8 +237,8 @@ hs_decode_params(const uint8_t *b, size_t len, struct hs_params *p,
 		return HS_EMALFORMED;
 	}
 	if (p->size_min == 0 || p->size_min > p->size_max ||
-	    p->size_max > (1ULL << 31)) {
-		snprintf(err, errlen, "handshake: sizes %llu..%llu (1..2GiB, "
+	    p->size_max > HS_MAX_SIZE) {
+		snprintf(err, errlen, "handshake: sizes %llu..%llu (1..1GiB, "
 		    "smallest first)", (unsigned long long)p->size_min,
 		    (unsigned long long)p->size_max);
 		return HS_EMALFORMED;
@@ -308,6 +308,23 @@ hs_decode_done_ack(const uint8_t *b, size_t len, uint32_t *ok,
 	return HS_OK;
 }
 
+/* The server's bound on what one client may make it register. */
+static enum hs_status
+check_mem(const struct hs_params *h, uint64_t max, char *err, size_t errlen)
+{
+	/* size_max <= 1 GiB and qps <= 256: the product cannot overflow. */
+	uint64_t need = h->size_max * h->qps;
+
+	if (need <= max)
+		return HS_OK;
+	snprintf(err, errlen, "--sizes/-q: client asks for %u QPs x %llu "
+	    "bytes = %llu bytes of registered memory, server allows %llu "
+	    "(its --max-mem; use fewer QPs or a smaller largest size)",
+	    h->qps, (unsigned long long)h->size_max,
+	    (unsigned long long)need, (unsigned long long)max);
+	return HS_EMISMATCH;
+}
+
 enum hs_status
 hs_check_hello(const struct hs_params *h, const struct hs_expect *w,
     char *err, size_t errlen)
@@ -344,7 +361,7 @@ hs_check_hello(const struct hs_params *h, const struct hs_expect *w,
 		    (unsigned long long)w->size_max);
 		return HS_EMISMATCH;
 	}
-	return HS_OK;
+	return check_mem(h, w->mem_max ? w->mem_max : HS_MEM_MAX, err, errlen);
 }
 
 enum hs_status

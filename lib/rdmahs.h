@@ -39,6 +39,8 @@
 #define HS_MAX_QPS	256
 #define HS_MAX_TEXT	512
 #define HS_MAX_BODY	(HS_FIXED_LEN + HS_QP_LEN * HS_MAX_QPS)
+#define HS_MAX_SIZE	(1ULL << 30)	/* largest message size: 1 GiB */
+#define HS_MEM_MAX	(16ULL << 30)	/* default bound on size_max * qps */
 
 enum hs_type {
 	HS_HELLO = 1, HS_ACCEPT = 2, HS_REJECT = 3, HS_DONE = 4,
@@ -88,6 +90,8 @@ struct hs_expect {
 	uint64_t size_min, size_max;
 	uint8_t link;	/* the server's own link layer: always compared */
 	uint32_t mtu_max;	/* the server port's active MTU; 0: no limit */
+	uint64_t mem_max;	/* most bytes the server registers for a
+				 * client (size_max * qps); 0: HS_MEM_MAX */
 };
 
 /* Pure encoding and decoding.  encode returns the message length. */
@@ -120,6 +124,9 @@ enum hs_status hs_decode_done_ack(const uint8_t *body, size_t len,
 /*
  * Compare a client's HELLO with what the server expects.  On a mismatch
  * err names the option and both values ("--qps: client 4, server 2").
+ * A HELLO asking for more than want->mem_max bytes of registered memory
+ * (size_max * qps) is a mismatch naming --sizes/-q: the server never
+ * allocates on a client's word beyond its bound.
  */
 enum hs_status hs_check_hello(const struct hs_params *hello,
     const struct hs_expect *want, char *err, size_t errlen);

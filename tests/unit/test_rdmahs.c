@@ -142,13 +142,30 @@ test_bad_messages(void)
 	    HS_EMALFORMED);
 	CHECK(hs_decode_done(buf, 15, &p.size_min, &p.mem, err, sizeof(err)) ==
 	    HS_EMALFORMED);
+
+	/* Sizes: the same 1 GiB bound as the client's --size/--sizes. */
+	params(&p, 1);
+	p.size_max = HS_MAX_SIZE;
+	hs_encode_params(buf, sizeof(buf), HS_HELLO, &p);
+	CHECK(hs_decode_params(buf + HS_HDR_LEN, 80, &q, err, sizeof(err)) ==
+	    HS_OK && q.size_max == HS_MAX_SIZE);
+	p.size_max = HS_MAX_SIZE + 1;
+	hs_encode_params(buf, sizeof(buf), HS_HELLO, &p);
+	CHECK(hs_decode_params(buf + HS_HDR_LEN, 80, &q, err, sizeof(err)) ==
+	    HS_EMALFORMED);
+	CHECK_STR(err, "handshake: sizes 4096..1073741825 (1..1GiB, smallest "
+	    "first)");
+	p.size_max = 1ULL << 31;
+	hs_encode_params(buf, sizeof(buf), HS_HELLO, &p);
+	CHECK(hs_decode_params(buf + HS_HDR_LEN, 80, &q, err, sizeof(err)) ==
+	    HS_EMALFORMED);
 }
 
 static void
 test_checks(void)
 {
 	struct hs_params h, a;
-	struct hs_expect w = { 0, 0, 0, 0, HS_LINK_ETH, 4096 };
+	struct hs_expect w = { 0, 0, 0, 0, HS_LINK_ETH, 4096, 0 };
 	char err[256];
 
 	params(&h, 4);
@@ -176,6 +193,29 @@ test_checks(void)
 	CHECK(hs_check_hello(&h, &w, err, sizeof(err)) == HS_EMISMATCH);
 	CHECK(strncmp(err, "link layer: client Ethernet, server InfiniBand",
 	    45) == 0);
+
+	w.link = HS_LINK_ETH;
+
+	/* The server's memory bound: size_max * qps, boundary included. */
+	w.mem_max = 4 << 20;
+	CHECK(hs_check_hello(&h, &w, err, sizeof(err)) == HS_OK);
+	w.mem_max = (4 << 20) - 1;
+	CHECK(hs_check_hello(&h, &w, err, sizeof(err)) == HS_EMISMATCH);
+	CHECK_STR(err, "--sizes/-q: client asks for 4 QPs x 1048576 bytes = "
+	    "4194304 bytes of registered memory, server allows 4194303 (its "
+	    "--max-mem; use fewer QPs or a smaller largest size)");
+	w.mem_max = 0;	/* the default, 16 GiB */
+	w.qps = 0;
+	w.size_min = w.size_max = 0;
+	params(&h, 16);
+	h.size_max = HS_MAX_SIZE;
+	CHECK(hs_check_hello(&h, &w, err, sizeof(err)) == HS_OK);
+	params(&h, HS_MAX_QPS);
+	h.size_max = HS_MAX_SIZE;
+	CHECK(hs_check_hello(&h, &w, err, sizeof(err)) == HS_EMISMATCH);
+	CHECK(strstr(err, "256 QPs x 1073741824 bytes = 274877906944 bytes") &&
+	    strstr(err, "allows 17179869184"));
+	params(&h, 4);
 
 	params(&a, 4);
 	CHECK(hs_check_accept(&h, &a, err, sizeof(err)) == HS_OK);
@@ -337,6 +377,30 @@ test_tcp(void)
 	pr.want.size_min = pr.want.size_max = 65536;
 	CHECK(talk(&pr, &h, &a, 5, &rc, err, sizeof(err)) == HS_EREJECTED);
 	CHECK(strstr(err, "--size/--sizes: client 4096..1048576"));
+
+	/* A client's word never makes the server allocate past its bound:
+	 * rejected before the server allocates anything, naming the options. */
+	pr.want.size_min = pr.want.size_max = 0;
+	params(&h, 32);
+	h.size_max = HS_MAX_SIZE;
+	CHECK(talk(&pr, &h, &a, 5, &rc, err, sizeof(err)) == HS_EREJECTED);
+	CHECK(strstr(err, "server refused: --sizes/-q: client asks for 32 QPs "
+	    "x 1073741824 bytes") != NULL);
+	CHECK(rc == 10 + HS_EMISMATCH);
+	params(&h, 2);
+	pr.want.mem_max = (2 << 20) - 1;
+	CHECK(talk(&pr, &h, &a, 5, &rc, err, sizeof(err)) == HS_EREJECTED);
+	CHECK(strstr(err, "server allows 2097151") != NULL);
+	pr.want.mem_max = 2 << 20;
+	CHECK(talk(&pr, &h, &a, 5, &rc, err, sizeof(err)) == HS_OK);
+	CHECK(rc == 0 && a.buf_len == 2 << 20);
+	/* Over 1 GiB is malformed, rejected by the decoder itself. */
+	h.size_max = HS_MAX_SIZE + 4096;
+	CHECK(talk(&pr, &h, &a, 5, &rc, err, sizeof(err)) == HS_EREJECTED);
+	CHECK(strstr(err, "(1..1GiB, smallest first)") != NULL);
+	CHECK(rc == 10 + HS_EMALFORMED);
+	pr.want.mem_max = 0;
+	params(&h, 2);
 
 	pr.act = ACT_BYTES;
 	pr.bytes = http;
