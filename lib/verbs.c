@@ -531,33 +531,54 @@ reap(struct vb_qps *q, struct vb_lane *lanes, uint64_t *msgs, char *err,
 	return KV_OK;
 }
 
+bool
+vb_stalled(double now_s, double last_s, double stall_s, unsigned outstanding)
+{
+	if (stall_s <= 0)
+		stall_s = VB_STALL_S;
+	return outstanding > 0 && now_s - last_s > stall_s;
+}
+
 int
 vb_write_run(struct vb_qps *q, const struct vb_mem *m,
     const struct vb_write *w, vb_tick_fn tick, void *ctx,
     struct vb_result *r, char *err, size_t errlen)
 {
 	struct vb_lane lanes[VB_MAX_QPS];
-	double t0, now, tw, window = w->interval_s > 0 ? w->interval_s : 0.1;
-	uint64_t msgs = 0, wmsgs = 0;
+	double t0, now, tw, last, window = w->interval_s > 0 ? w->interval_s :
+	    0.1;
+	uint64_t msgs = 0, wmsgs = 0, before;
+	unsigned outstanding;
 	int i, rc, busy, stop = 0;
 
 	memset(lanes, 0, sizeof(lanes));
 	memset(r, 0, sizeof(*r));
-	t0 = tw = now = kv_mono();
+	t0 = tw = last = now = kv_mono();
 	do {
 		if (!w->iters && now - t0 >= w->duration_s)
 			stop = 1;
 		busy = 0;
+		outstanding = 0;
 		for (i = 0; i < q->n; i++) {
 			if ((rc = post_lane(q, i, &lanes[i], m, w, stop, err,
 			    errlen)) != KV_OK)
 				return rc;
 			busy |= lanes[i].outstanding > 0 || (!stop && (!w->iters ||
 			    lanes[i].posted < w->iters));
+			outstanding += lanes[i].outstanding;
 		}
+		before = msgs;
 		if ((rc = reap(q, lanes, &msgs, err, errlen)) != KV_OK)
 			return rc;
 		now = kv_mono();
+		if (msgs != before || outstanding == 0)
+			last = now;
+		if (vb_stalled(now, last, w->stall_s, outstanding)) {
+			snprintf(err, errlen, "no RDMA WRITE completion for %gs "
+			    "with %u writes outstanding (is the peer gone? see "
+			    "--timeout)", now - last, outstanding);
+			return KV_FAIL;
+		}
 		if (now - tw >= window) {
 			double bps = (double)(msgs - wmsgs) * (double)w->size /
 			    (now - tw);

@@ -137,7 +137,19 @@ struct vb_write {
 	uint64_t remote_addr;	/* QP i writes at remote_addr + i * stride */
 	uint64_t stride;
 	uint32_t rkey;
+	double stall_s;		/* most seconds without a completion while
+				 * writes are outstanding; 0: VB_STALL_S */
 };
+
+#define VB_STALL_S 30.0
+
+/*
+ * Whether a run whose last completion (or start) was at last_s has
+ * stalled at now_s: more than stall_s (<= 0: VB_STALL_S) seconds
+ * without progress while writes are outstanding.
+ */
+bool vb_stalled(double now_s, double last_s, double stall_s,
+    unsigned outstanding);
 
 struct vb_result {
 	uint64_t msgs, bytes;
@@ -147,8 +159,10 @@ struct vb_result {
 /*
  * Post RDMA WRITEs of w->size bytes from m on every QP, keeping up to
  * tx_depth outstanding per QP and signalling one in signal_every.
- * Returns KV_OK, KV_FAIL on a completion error (its status text), or
- * the tick function's non-zero return.
+ * Returns KV_OK, KV_FAIL on a completion error (its status text) or when
+ * no completion arrives for w->stall_s seconds (vb_stalled: a peer that
+ * vanished never hangs the caller), or the tick function's non-zero
+ * return.
  */
 int vb_write_run(struct vb_qps *q, const struct vb_mem *m,
     const struct vb_write *w, vb_tick_fn tick, void *ctx,

@@ -119,6 +119,14 @@ main(void)
 	CHECK(vb_signal_every(1) == 1 && vb_signal_every(7) == 1);
 	CHECK(vb_signal_every(8) == 2 && vb_signal_every(128) == 32);
 	CHECK(vb_signal_every(4096) == 64);
+	/* The completion loop's bound: only outstanding writes can stall,
+	 * strictly after stall_s, and 0 means the default, never "forever". */
+	CHECK(!vb_stalled(100.0, 50.0, 10.0, 0));
+	CHECK(!vb_stalled(60.0, 50.0, 10.0, 4));
+	CHECK(vb_stalled(60.5, 50.0, 10.0, 4));
+	CHECK(!vb_stalled(50.0 + VB_STALL_S, 50.0, 0, 1));
+	CHECK(vb_stalled(50.5 + VB_STALL_S, 50.0, 0, 1));
+	CHECK(vb_stalled(1e9, 0.0, -1, 1));
 	for (a = 0; a < sizeof(tx) / sizeof(tx[0]); a++) {
 		for (b = 0; b < sizeof(iters) / sizeof(iters[0]); b++) {
 			int ok = run_iters(tx[a], iters[b]);
