@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +25,9 @@
 
 #define SYNOPSIS \
 	"usage: rdma-probe server [--dev NAME] [--gid-index N] [--ib-port N] " \
-	"[--mtu BYTES]\n" \
-	"                         [--oob-port PORT] [-q QPS] [-s SIZE | " \
-	"--sizes MIN..MAX]\n" \
+	"[--max-mem SIZE]\n" \
+	"                         [--mtu BYTES] [--oob-port PORT] [-q QPS] " \
+	"[-s SIZE | --sizes MIN..MAX]\n" \
 	"                         [--timeout DURATION]\n" \
 	"       rdma-probe client HOST [--dev NAME] [--duration DURATION | " \
 	"--iters N]\n" \
@@ -44,12 +46,13 @@ struct opts {
 	const char *host, *dev, *oob_port, *reg;
 	int ib_port, gid_index, qps, qps_set, cuda_dev;
 	uint32_t mtu;
-	uint64_t size_min, size_max, iters;
+	uint64_t size_min, size_max, iters, max_mem;
 	int size_set;
 	double duration, interval, timeout;
 	unsigned tx_depth;
 	enum vb_mem_kind mem;
 	const char *client_only;	/* a client option given to the server */
+	const char *server_only;	/* a server option given to the client */
 };
 
 static void
@@ -133,6 +136,13 @@ check_opts(struct opts *o, int mem_set, int dur_set, int iters_set)
 
 	if (o->server && o->client_only)
 		kv_die(KV_USAGE, "%s is a client option", o->client_only);
+	if (!o->server && o->server_only)
+		kv_die(KV_USAGE, "%s is a server option", o->server_only);
+	if (o->server && o->size_max * (uint64_t)o->qps > o->max_mem)
+		kv_die(KV_USAGE, "--sizes/-q: %d QPs x %llu bytes is more than "
+		    "--max-mem %llu bytes", o->qps,
+		    (unsigned long long)o->size_max,
+		    (unsigned long long)o->max_mem);
 	if (dur_set && iters_set)
 		kv_die(KV_USAGE, "--duration and --iters exclude each other");
 	if (o->interval > 0 && iters_set)
@@ -165,6 +175,7 @@ parse(struct opts *o, int argc, char *argv[])
 		{ "ib-port", required_argument, NULL, 'i' },
 		{ "interval", required_argument, NULL, 'I' },
 		{ "iters", required_argument, NULL, 'n' },
+		{ "max-mem", required_argument, NULL, 'X' },
 		{ "mem", required_argument, NULL, 'm' },
 		{ "mtu", required_argument, NULL, 'M' },
 		{ "oob-port", required_argument, NULL, 'p' },
@@ -225,6 +236,13 @@ parse(struct opts *o, int argc, char *argv[])
 		case 't': o->tx_depth = (unsigned)int_opt("--tx-depth", optarg, 1,
 			    8192); o->client_only = "--tx-depth"; break;
 		case 'V': kv_version();
+		case 'X':
+			if (kv_parse_size(optarg, &n, err, sizeof(err)) != 0)
+				kv_die(KV_USAGE, "--max-mem: %s", err);
+			if (n == 0 || n > HS_MAX_QPS * HS_MAX_SIZE)
+				kv_die(KV_USAGE, "--max-mem %s: must be 1 byte to "
+				    "256GiB", optarg);
+			o->max_mem = n; o->server_only = "--max-mem"; break;
 		default: usage();
 		}
 	}
@@ -294,11 +312,21 @@ record(const char *kind, const struct vb_dev *d, const struct opts *o)
 	    (int)(o->mtu ? o->mtu : d->mtu_bytes));
 }
 
+/*
+ * Write r and free it; returns an exit status.  bad says a field could
+ * not be set (out of memory): KV_SOFTWARE; a failed write: KV_IOERR.
+ */
 static int
-emit(json_t *r)
+emit(json_t *r, int bad)
 {
-	int rc = r ? jsonl_write(stdout, r, true) : -1;
+	int rc = KV_OK;
 
+	if (r == NULL || bad) {
+		kv_warn("out of memory building a record");
+		rc = KV_SOFTWARE;
+	} else if (jsonl_write(stdout, r, true) != 0) {
+		rc = KV_IOERR;
+	}
 	json_decref(r);
 	return rc;
 }
@@ -314,14 +342,16 @@ on_tick(void *vctx, double t0, double t1, uint64_t bytes, uint64_t msgs)
 {
 	struct tick_ctx *c = vctx;
 	json_t *r = record("interval", c->d, c->o);
+	int bad = 0;
 
-	jset_u64(r, "size_bytes", c->size);
-	jset_num(r, "start_s", t0);
-	jset_num(r, "end_s", t1);
-	jset_u64(r, "bytes", bytes);
-	jset_u64(r, "messages", msgs);
-	jset_num(r, "bytes_per_s", t1 > t0 ? (double)bytes / (t1 - t0) : 0);
-	return emit(r) ? KV_IOERR : 0;
+	bad |= jset_u64(r, "size_bytes", c->size);
+	bad |= jset_num(r, "start_s", t0);
+	bad |= jset_num(r, "end_s", t1);
+	bad |= jset_u64(r, "bytes", bytes);
+	bad |= jset_u64(r, "messages", msgs);
+	bad |= jset_num(r, "bytes_per_s", t1 > t0 ? (double)bytes / (t1 - t0) :
+	    0);
+	return emit(r, bad);
 }
 
 static int
@@ -329,20 +359,21 @@ summary(const struct vb_dev *d, const struct opts *o, const struct vb_mem *m,
     uint64_t size, const struct vb_result *r)
 {
 	json_t *j = record("summary", d, o);
+	int bad = 0;
 
-	jset_num(j, "qps", o->qps);
-	jset_num(j, "tx_depth", o->tx_depth);
-	jset_u64(j, "size_bytes", size);
-	jset_u64(j, "iterations", r->msgs);
-	jset_u64(j, "bytes", r->bytes);
-	jset_num(j, "elapsed_s", r->seconds);
-	jset_num(j, "avg_bytes_per_s", r->seconds > 0 ? (double)r->bytes /
-	    r->seconds : 0);
-	jset_num(j, "peak_bytes_per_s", r->peak_bytes_per_s);
-	jset_num(j, "messages_per_s", r->seconds > 0 ? (double)r->msgs /
-	    r->seconds : 0);
-	jset_str(j, "memory", hs_mem_name((uint8_t)m->kind));
-	return emit(j) ? KV_IOERR : KV_OK;
+	bad |= jset_num(j, "qps", o->qps);
+	bad |= jset_num(j, "tx_depth", o->tx_depth);
+	bad |= jset_u64(j, "size_bytes", size);
+	bad |= jset_u64(j, "iterations", r->msgs);
+	bad |= jset_u64(j, "bytes", r->bytes);
+	bad |= jset_num(j, "elapsed_s", r->seconds);
+	bad |= jset_num(j, "avg_bytes_per_s", r->seconds > 0 ?
+	    (double)r->bytes / r->seconds : 0);
+	bad |= jset_num(j, "peak_bytes_per_s", r->peak_bytes_per_s);
+	bad |= jset_num(j, "messages_per_s", r->seconds > 0 ?
+	    (double)r->msgs / r->seconds : 0);
+	bad |= jset_str(j, "memory", hs_mem_name((uint8_t)m->kind));
+	return emit(j, bad);
 }
 
 /* Run every size of the sweep; returns an exit status. */
@@ -367,6 +398,7 @@ sweep(const struct opts *o, struct vb_dev *d, struct vb_qps *q,
 		w.remote_addr = peer->addr;
 		w.stride = o->size_max;
 		w.rkey = peer->rkey;
+		w.stall_s = o->timeout;
 		tc.size = size;
 		if ((rc = vb_write_run(q, m, &w, on_tick, &tc, &r, err,
 		    sizeof(err))) != KV_OK) {
@@ -393,6 +425,7 @@ finish(int fd, const struct opts *o, const struct vb_dev *d, uint64_t last)
 	uint32_t len, ok = 0, regions = 0;
 	char err[512];
 	json_t *r;
+	int bad = 0, rc;
 
 	st = hs_send(fd, buf, hs_encode_done(buf, sizeof(buf), last, FILL),
 	    err, sizeof(err));
@@ -409,12 +442,12 @@ finish(int fd, const struct opts *o, const struct vb_dev *d, uint64_t last)
 	if (st != HS_OK)
 		kv_die(hs_status_exit(st), "%s:%s: %s", o->host, o->oob_port, err);
 	r = record("check", d, o);
-	jset_u64(r, "check_bytes", last);
-	jset_num(r, "regions", regions);
-	jset_num(r, "regions_ok", ok);
-	jset_bool(r, "ok", ok == regions);
-	if (emit(r))
-		return KV_IOERR;
+	bad |= jset_u64(r, "check_bytes", last);
+	bad |= jset_num(r, "regions", regions);
+	bad |= jset_num(r, "regions_ok", ok);
+	bad |= jset_bool(r, "ok", ok == regions);
+	if ((rc = emit(r, bad)) != KV_OK)
+		return rc;
 	if (ok != regions)
 		kv_warn("the server found %u of %u QP regions not holding what "
 		    "was written", regions - ok, regions);
@@ -477,6 +510,19 @@ refuse_unless(int fd, int st, const char *err)
 	kv_die(st, "%s", err);
 }
 
+/* Probe a silent peer every 5 s after 10 s idle; 3 misses and reads fail. */
+static int
+keepalive(int fd)
+{
+	int on = 1, idle = 10, intvl = 5, cnt = 3;
+
+	return setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+	    sizeof(intvl)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
 /* Count the QP regions whose first len bytes all hold FILL. */
 static uint32_t
 regions_ok(const struct vb_mem *m, int n, uint64_t stride, uint64_t len)
@@ -500,7 +546,8 @@ serve(struct opts *o, struct vb_dev *d, int fd)
 {
 	struct hs_expect want = { (uint16_t)(o->qps_set ? o->qps : 0), o->mtu,
 		o->size_set ? o->size_min : 0, o->size_set ? o->size_max : 0,
-		(uint8_t)(d->ethernet ? HS_LINK_ETH : HS_LINK_IB), d->mtu_bytes };
+		(uint8_t)(d->ethernet ? HS_LINK_ETH : HS_LINK_IB), d->mtu_bytes,
+		o->max_mem };
 	static uint8_t buf[HS_HDR_LEN + HS_MAX_BODY];
 	struct hs_params hello, accept;
 	struct vb_remote rem[HS_MAX_QPS];
@@ -513,6 +560,7 @@ serve(struct opts *o, struct vb_dev *d, int fd)
 	uint8_t fill = 0;
 	char err[512];
 	json_t *r;
+	int bad = 0, rc;
 
 	if ((st = hs_server_hello(fd, &want, &hello, err, sizeof(err))))
 		kv_die(hs_status_exit(st), "client: %s", err);
@@ -530,7 +578,10 @@ serve(struct opts *o, struct vb_dev *d, int fd)
 	local_params(o, d, &q, &m, &accept);
 	st = hs_send(fd, buf, hs_encode_params(buf, sizeof(buf), HS_ACCEPT,
 	    &accept), err, sizeof(err));
-	kv_set_timeouts(fd, 0);	/* the run may last long */
+	/* The run may last long: no read timeout, but TCP keepalive so that a
+	 * client whose host vanishes is noticed within a minute. */
+	if (st == HS_OK && (kv_set_timeouts(fd, 0) != 0 || keepalive(fd) != 0))
+		kv_die(KV_SOFTWARE, "client socket options:");
 	if (st == HS_OK)
 		st = hs_recv(fd, &type, buf, sizeof(buf), &len, err, sizeof(err));
 	if (st == HS_OK && type != HS_DONE)
@@ -542,20 +593,27 @@ serve(struct opts *o, struct vb_dev *d, int fd)
 	if (st != HS_OK)
 		kv_die(hs_status_exit(st), "client: %s", err);
 	ok = regions_ok(&m, hello.qps, hello.size_max, check);
-	hs_send(fd, buf, hs_encode_done_ack(buf, sizeof(buf), ok, hello.qps),
-	    err, sizeof(err));
+	/* The client's verdict rests on this ack: one it never got makes
+	 * the session not ok, whatever landed in memory. */
+	if ((st = hs_send(fd, buf, hs_encode_done_ack(buf, sizeof(buf), ok,
+	    hello.qps), err, sizeof(err))) != HS_OK)
+		kv_warn("client: sending the check's result: %s", err);
 	r = record("session", d, o);
-	jset_num(r, "qps", hello.qps);
-	jset_u64(r, "size_min_bytes", hello.size_min);
-	jset_u64(r, "size_max_bytes", hello.size_max);
-	jset_str(r, "peer_memory", hs_mem_name(hello.mem));
-	jset_u64(r, "check_bytes", check);
-	jset_num(r, "regions_ok", ok);
-	jset_bool(r, "ok", ok == hello.qps);
+	bad |= jset_num(r, "qps", hello.qps);
+	bad |= jset_u64(r, "size_min_bytes", hello.size_min);
+	bad |= jset_u64(r, "size_max_bytes", hello.size_max);
+	bad |= jset_str(r, "peer_memory", hs_mem_name(hello.mem));
+	bad |= jset_u64(r, "check_bytes", check);
+	bad |= jset_num(r, "regions_ok", ok);
+	bad |= jset_bool(r, "ok", st == HS_OK && ok == hello.qps);
+	if (st != HS_OK)
+		bad |= jset_str(r, "error", err);
 	vb_qps_destroy(&q);
 	vb_mem_free(&m);
-	if (emit(r))
-		return KV_IOERR;
+	if ((rc = emit(r, bad)) != KV_OK)
+		return rc;
+	if (st != HS_OK)
+		return hs_status_exit(st);
 	return ok == hello.qps ? KV_OK : KV_FAIL;
 }
 
@@ -569,15 +627,16 @@ server(struct opts *o, struct vb_dev *d)
 	if ((lfd = kv_listen(NULL, o->oob_port, 1, err, sizeof(err))) < 0)
 		kv_die(KV_UNAVAILABLE, "%s", err);
 	r = record("listening", d, o);
-	jset_num(r, "oob_port", kv_local_port(lfd));
-	if (emit(r))
-		return KV_IOERR;
+	if ((rc = emit(r, jset_num(r, "oob_port", kv_local_port(lfd)))) !=
+	    KV_OK)
+		return rc;
 	while ((fd = accept(lfd, NULL, NULL)) < 0 && errno == EINTR)
 		;
 	if (fd < 0)
 		kv_die(KV_UNAVAILABLE, "accept:");
 	close(lfd);
-	kv_set_timeouts(fd, o->timeout);
+	if (kv_set_timeouts(fd, o->timeout) != 0)
+		kv_die(KV_SOFTWARE, "setting the client socket's timeouts:");
 	rc = serve(o, d, fd);
 	close(fd);
 	return rc;
@@ -588,7 +647,8 @@ main(int argc, char *argv[])
 {
 	struct opts o = { .oob_port = "18515", .ib_port = 1, .gid_index = -1,
 		.qps = 1, .size_min = 65536, .size_max = 65536, .duration = 10,
-		.timeout = 30, .tx_depth = 128, .mem = VB_MEM_HOST };
+		.timeout = 30, .tx_depth = 128, .mem = VB_MEM_HOST,
+		.max_mem = HS_MEM_MAX };
 	struct kv_cuda cu = { 0 };
 	struct vb_dev d;
 	char err[512];
@@ -596,7 +656,9 @@ main(int argc, char *argv[])
 
 	kv_setprogname(argv[0]);
 	parse(&o, argc, argv);
-	signal(SIGPIPE, SIG_IGN);	/* a vanished peer is an error, not a kill */
+	/* a vanished peer is an error, not a kill */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		kv_die(KV_SOFTWARE, "ignoring SIGPIPE:");
 	srand48((long)time(NULL) ^ (long)getpid());
 	/* The driver before the device: both are needed, and the driver's
 	 * absence is the cheaper thing to learn. */

@@ -65,6 +65,39 @@ NODEV="rdma-probe: no RDMA device found (is the rdma_rxe or mlx5_ib module loade
 	done
 }
 
+@test "--max-mem is a server option, range-checked" {
+	run rdma-probe client h --max-mem 1GiB
+	assert_failure 2
+	assert_output "rdma-probe: --max-mem is a server option"
+	run rdma-probe server --max-mem 0
+	assert_failure 2
+	assert_output "rdma-probe: --max-mem 0: must be 1 byte to 256GiB"
+	run rdma-probe server --max-mem 257GiB
+	assert_failure 2
+	assert_output "rdma-probe: --max-mem 257GiB: must be 1 byte to 256GiB"
+	run rdma-probe server --max-mem lots
+	assert_failure 2
+	assert_output --partial "rdma-probe: --max-mem:"
+}
+
+@test "a server's own -q x --sizes over its memory bound is refused before any device" {
+	run rdma-probe server -q 32 --sizes 4KiB..1GiB
+	assert_failure 2
+	assert_output "rdma-probe: --sizes/-q: 32 QPs x 1073741824 bytes is more than --max-mem 17179869184 bytes"
+	run rdma-probe server -q 4 -s 1MiB --max-mem 3MiB
+	assert_failure 2
+	assert_output "rdma-probe: --sizes/-q: 4 QPs x 1048576 bytes is more than --max-mem 3145728 bytes"
+}
+
+@test "the server's default bound admits 16 QPs of 1GiB, which then needs a device" {
+	need_no_device
+	run --separate-stderr rdma-probe server -q 16 -s 1GiB --oob-port 0
+	assert_failure 69
+	[[ $stderr == "$NODEV"* ]]
+	run --separate-stderr rdma-probe server -q 4 -s 1MiB --max-mem 4MiB --oob-port 0
+	assert_failure 69
+}
+
 @test "--duration and --iters exclude each other" {
 	run rdma-probe client h --duration 2s --iters 100
 	assert_failure 2
