@@ -35,6 +35,23 @@ struct gpu_info {
 static struct pf_facts facts;
 static struct gpu_info gpus[PF_MAX_GPUS];
 
+/* Set o[key] = v, taking v; a failure (out of memory) is fatal. */
+static void
+put(json_t *o, const char *key, json_t *v)
+{
+	if (json_object_set_new(o, key, v) != 0)
+		kv_die(KV_SOFTWARE, "out of memory building the record (%s)",
+		    key);
+}
+
+/* Append v to a, taking v; a failure (out of memory) is fatal. */
+static void
+push(json_t *a, json_t *v)
+{
+	if (json_array_append_new(a, v) != 0)
+		kv_die(KV_SOFTWARE, "out of memory building the record");
+}
+
 static json_t *
 str_or_null(const char *s)
 {
@@ -49,9 +66,9 @@ csv_array(const char *s)
 	const char *p = s;
 	size_t n;
 
-	while (a && *p) {
+	while (*p) {
 		n = strcspn(p, ",");
-		json_array_append_new(a, json_stringn(p, n));
+		push(a, json_stringn(p, n));
 		p += n + (p[n] == ',');
 	}
 	return a;
@@ -62,20 +79,20 @@ host_facts(const struct pf_sysfs *s, int driver_version)
 {
 	json_t *h = json_object();
 
-	json_object_set_new(h, "cuda_driver_version", driver_version > 0 ?
+	put(h, "cuda_driver_version", driver_version > 0 ?
 	    json_integer(driver_version) : json_null());
-	json_object_set_new(h, "nvidia_driver_version",
+	put(h, "nvidia_driver_version",
 	    str_or_null(s->nvidia_version));
-	json_object_set_new(h, "peermem_module", str_or_null(s->module));
-	json_object_set_new(h, "peermem_refcnt", s->refcnt >= 0 ?
+	put(h, "peermem_module", str_or_null(s->module));
+	put(h, "peermem_refcnt", s->refcnt >= 0 ?
 	    json_integer(s->refcnt) : json_null());
-	json_object_set_new(h, "peermem_version",
+	put(h, "peermem_version",
 	    str_or_null(s->module_version));
-	json_object_set_new(h, "peermem_on_disk", str_or_null(s->on_disk));
-	json_object_set_new(h, "memory_peers", csv_array(s->memory_peers));
-	json_object_set_new(h, "rdma_devices", csv_array(s->rdma_devices));
-	json_object_set_new(h, "ibv_reg_dmabuf_mr", json_boolean(facts.ibv_dmabuf));
-	json_object_set_new(h, "cu_mem_get_handle_for_address_range",
+	put(h, "peermem_on_disk", str_or_null(s->on_disk));
+	put(h, "memory_peers", csv_array(s->memory_peers));
+	put(h, "rdma_devices", csv_array(s->rdma_devices));
+	put(h, "ibv_reg_dmabuf_mr", json_boolean(facts.ibv_dmabuf));
+	put(h, "cu_mem_get_handle_for_address_range",
 	    driver_version > 0 ? json_boolean(facts.cu_dmabuf_handle) :
 	    json_null());
 	return h;
@@ -88,7 +105,7 @@ reasons_array(const struct pf_verdict *v)
 	int i;
 
 	for (i = 0; i < v->nreasons; i++)
-		json_array_append_new(a, json_string(v->reasons[i]));
+		push(a, json_string(v->reasons[i]));
 	return a;
 }
 
@@ -97,8 +114,8 @@ path_obj(const struct pf_verdict *v)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "ready", json_boolean(v->ready));
-	json_object_set_new(o, "reasons", reasons_array(v));
+	put(o, "ready", json_boolean(v->ready));
+	put(o, "reasons", reasons_array(v));
 	return o;
 }
 
@@ -116,27 +133,27 @@ verdict(const struct opts *o, const struct pf_sysfs *s, int drv,
 	*ready = why == NULL && v[o->path].ready;
 	if (why) {
 		reasons = json_array();
-		json_array_append_new(reasons, json_string(why));
+		push(reasons, json_string(why));
 	} else {
 		reasons = reasons_array(&v[o->path]);
 	}
-	json_object_set_new(rec, "kind", json_string("verdict"));
-	json_object_set_new(rec, "registration",
+	put(rec, "kind", json_string("verdict"));
+	put(rec, "registration",
 	    json_string(pf_path_name(o->path)));
-	json_object_set_new(rec, "ready", json_boolean(*ready));
-	json_object_set_new(rec, "reasons", reasons);
-	json_object_set_new(rec, "gpus", json_integer(facts.ngpus));
-	json_object_set_new(env, "with_nvidia_peermem",
+	put(rec, "ready", json_boolean(*ready));
+	put(rec, "reasons", reasons);
+	put(rec, "gpus", json_integer(facts.ngpus));
+	put(env, "with_nvidia_peermem",
 	    json_integer(o->path == PF_PEERMEM));
-	json_object_set_new(rec, "env", env);
+	put(rec, "env", env);
 	if (why == NULL) {
-		json_object_set_new(paths, "dmabuf", path_obj(&v[0]));
-		json_object_set_new(paths, "peermem", path_obj(&v[1]));
-		json_object_set_new(rec, "paths", paths);
+		put(paths, "dmabuf", path_obj(&v[0]));
+		put(paths, "peermem", path_obj(&v[1]));
+		put(rec, "paths", paths);
 	} else {
 		json_decref(paths);
 	}
-	json_object_set_new(rec, "host", host_facts(s, drv));
+	put(rec, "host", host_facts(s, drv));
 	return rec;
 }
 
@@ -242,7 +259,8 @@ select_gpus(const struct opts *o, const struct kv_cuda *cu)
 			    pd->parent_uuid);
 			snprintf(gpus[j].name, sizeof(gpus[j].name), "%s",
 			    names[ord[i]]);
-			gpus[j].selected = json_array();
+			if ((gpus[j].selected = json_array()) == NULL)
+				kv_die(KV_SOFTWARE, "out of memory");
 			facts.gpu[j].ordinal = pd->ordinal;
 			if (cu->DeviceGet(&d, pd->ordinal) == CUDA_SUCCESS) {
 				facts.gpu[j].attr_rdma = attr(cu,
@@ -254,7 +272,7 @@ select_gpus(const struct opts *o, const struct kv_cuda *cu)
 			}
 			facts.ngpus++;
 		}
-		json_array_append_new(gpus[j].selected, json_string(
+		push(gpus[j].selected, json_string(
 		    strcmp(pd->uuid, pd->parent_uuid) ? pd->uuid : sel[i].id));
 	}
 	return 0;
@@ -266,21 +284,25 @@ attr_json(int a)
 	return a < 0 ? json_null() : json_integer(a);
 }
 
+/* One gpu record per physical GPU; returns an exit status. */
 static int
 print_gpus(int drv)
 {
 	json_t *r;
-	int i, rc = 0;
+	int i, rc = KV_OK;
 
-	for (i = 0; i < facts.ngpus && rc == 0; i++) {
+	for (i = 0; i < facts.ngpus && rc == KV_OK; i++) {
 		r = json_pack("{s:s, s:i, s:s, s:s, s:s, s:O, s:o, s:o, s:i}",
-		    "kind", "gpu", "index", gpus[i].dev.ordinal,
+		    "kind", "gpu", "cuda_ordinal", gpus[i].dev.ordinal,
 		    "uuid", gpus[i].dev.uuid, "pci_bus_id", gpus[i].dev.pci_bus_id,
 		    "name", gpus[i].name, "selected", gpus[i].selected,
 		    "gpu_direct_rdma_supported", attr_json(facts.gpu[i].attr_rdma),
 		    "dma_buf_supported", attr_json(facts.gpu[i].attr_dmabuf),
 		    "cuda_driver_version", drv);
-		rc = r ? jsonl_write(stdout, r, true) : -1;
+		if (r == NULL)
+			kv_die(KV_SOFTWARE, "out of memory building the gpu "
+			    "record");
+		rc = jsonl_write(stdout, r, true) ? KV_IOERR : KV_OK;
 		json_decref(r);
 	}
 	return rc;
@@ -313,9 +335,9 @@ report(const struct opts *o, const struct pf_sysfs *s, int drv,
 		if (ready)
 			rc = printf("export KVGATE_GPU_REGISTRATION=%s\n"
 			    "export WITH_NVIDIA_PEERMEM=%d\n", pf_path_name(o->path),
-			    o->path == PF_PEERMEM) < 0;
+			    o->path == PF_PEERMEM) < 0 || fflush(stdout) != 0;
 	} else {
-		rc = print_gpus(drv) || jsonl_write(stdout, v, true);
+		rc = print_gpus(drv) != KV_OK || jsonl_write(stdout, v, true);
 	}
 	r = json_object_get(v, "reasons");
 	for (i = 0; !ready && why == NULL && i < (int)json_array_size(r); i++)
@@ -356,6 +378,7 @@ main(int argc, char *argv[])
 	const char *reg = getenv("KVGATE_GPU_REGISTRATION"), *cvd;
 	char err[512], why[600];
 	int c, drv = 0, status;
+	CUresult rc;
 
 	kv_setprogname(argv[0]);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -401,9 +424,15 @@ main(int argc, char *argv[])
 		return kv_fshut(report(&o, &s, 0, why));
 	}
 	facts.cu_dmabuf_handle = cu.MemGetHandleForAddressRange != NULL;
-	cu.DriverGetVersion(&drv);
-	select_gpus(&o, &cu);
-	status = report(&o, &s, drv, NULL);
+	if ((rc = cu.DriverGetVersion(&drv)) != CUDA_SUCCESS) {
+		snprintf(why, sizeof(why), "cuDriverGetVersion: %s (is the "
+		    "NVIDIA driver installed and its kernel module loaded?)",
+		    kv_cuda_strerror(&cu, rc, err, sizeof(err)));
+		kv_warn("%s", why);
+		status = report(&o, &s, 0, why);
+	} else if ((status = select_gpus(&o, &cu)) == KV_OK) {
+		status = report(&o, &s, drv, NULL);
+	}
 	kv_cuda_unload(&cu);
 	return kv_fshut(status);
 }

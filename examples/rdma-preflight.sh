@@ -17,7 +17,7 @@ gpu-preflight --registration "$reg" 2>&1 | jq -R -c '
     . as $l | (try fromjson catch null) as $r |
     if $r == null then {stderr: $l}
     elif $r.kind == "verdict" then $r | {kind, registration, ready, reasons, env}
-    else $r | {kind, index, uuid, gpu_direct_rdma_supported, dma_buf_supported}
+    else $r | {kind, cuda_ordinal, uuid, pci_bus_id, gpu_direct_rdma_supported, dma_buf_supported}
     end'
 echo "exit $(gpu-preflight --registration "$reg" >/dev/null 2>&1; echo $?)"
 

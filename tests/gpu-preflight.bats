@@ -223,3 +223,44 @@ need_no_driver() {
 	assert_failure 69
 	[ "$(printf '%s\n' "$output" | grep '^{' | jq -r .host.peermem_module)" = nvidia_peermem ]
 }
+
+jr() { printf "%s\n" "$1" | jq -r "$2"; }
+
+need_driver() {
+	[ "$HAVE_CUDA" = 1 ] || skip "no libcuda.so.1 on this host: GPU identity needs a real driver (never a fake GPU)"
+}
+
+@test "real driver: a gpu record names its CUDA ordinal and physical identity, never a bare index" {
+	need_driver
+	run --separate-stderr gpu-preflight --registration peermem
+	[ "$status" -le 1 ] || skip "the driver is present but unusable here (status $status: $stderr)"
+	gpu=$(printf '%s\n' "$output" | grep '"kind":"gpu"' | head -1)
+	[ -n "$gpu" ]
+	[ "$(jqc "$gpu" 'has("index")')" = false ]
+	[[ $(jr "$gpu" .cuda_ordinal) =~ ^[0-9]+$ ]]
+	[[ $(jr "$gpu" .uuid) == GPU-* ]]
+	[[ $(jr "$gpu" .pci_bus_id) =~ ^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]$ ]]
+}
+
+@test "real driver: CUDA_VISIBLE_DEVICES renumbers cuda_ordinal but not uuid or pci_bus_id" {
+	need_driver
+	run --separate-stderr gpu-preflight --registration peermem
+	[ "$status" -le 1 ] || skip "the driver is present but unusable here (status $status)"
+	last=$(printf '%s\n' "$output" | grep '"kind":"gpu"' | tail -1)
+	uuid=$(jr "$last" .uuid)
+	bus=$(jr "$last" .pci_bus_id)
+	CUDA_VISIBLE_DEVICES=$uuid run --separate-stderr gpu-preflight --registration peermem
+	[ "$status" -le 1 ]
+	gpu=$(printf '%s\n' "$output" | grep '"kind":"gpu"')
+	[ "$(jr "$gpu" .cuda_ordinal)" = 0 ]
+	[ "$(jr "$gpu" .uuid)" = "$uuid" ]
+	[ "$(jr "$gpu" .pci_bus_id)" = "$bus" ]
+}
+
+@test "real driver: a failed write of --emit-env lines is an I/O error (74)" {
+	need_driver
+	run gpu-preflight --registration peermem --emit-env
+	[ "$status" = 0 ] || skip "peermem is not ready here: nothing would be written"
+	run bash -c "gpu-preflight --registration peermem --emit-env >/dev/full"
+	assert_failure 74
+}
