@@ -263,8 +263,13 @@ enum hs_status
 hs_decode_text(const uint8_t *b, size_t len, char *text, size_t cap,
     char *err, size_t errlen)
 {
-	size_t i, n = len < cap ? len : cap - 1;
+	size_t i, n;
 
+	if (cap == 0) {
+		snprintf(err, errlen, "handshake: no room for the reason");
+		return HS_EMALFORMED;
+	}
+	n = len < cap ? len : cap - 1;
 	if (len == 0 || len > HS_MAX_TEXT) {
 		snprintf(err, errlen, "handshake: reason of %zu bytes", len);
 		return HS_EMALFORMED;
@@ -444,9 +449,13 @@ read_upto(int fd, uint8_t *buf, size_t len)
 	return got;
 }
 
-/* Say why fewer than the wanted bytes of `what` arrived. */
+/*
+ * Say why fewer than the wanted bytes of `what` arrived; awaiting names
+ * the message expected after the opening exchange (NULL: the first).
+ */
 static enum hs_status
-short_read(size_t got, const char *what, char *err, size_t errlen)
+short_read(size_t got, const char *what, const char *awaiting, char *err,
+    size_t errlen)
 {
 	if (errno == EAGAIN || errno == EWOULDBLOCK) {
 		snprintf(err, errlen, "handshake: timed out waiting for the %s",
@@ -459,8 +468,13 @@ short_read(size_t got, const char *what, char *err, size_t errlen)
 		return HS_EIO;
 	}
 	if (got == 0 && strcmp(what, "message header") == 0) {
-		snprintf(err, errlen, "peer closed the connection without a "
-		    "handshake (not an rdma-probe, or it refused us)");
+		if (awaiting)
+			snprintf(err, errlen, "peer closed the connection while "
+			    "this side waited for its %s", awaiting);
+		else
+			snprintf(err, errlen, "peer closed the connection "
+			    "without a handshake (not an rdma-probe, or it "
+			    "refused us)");
 		return HS_EIO;
 	}
 	snprintf(err, errlen, "handshake: peer closed the connection %zu "
@@ -468,9 +482,10 @@ short_read(size_t got, const char *what, char *err, size_t errlen)
 	return HS_ETRUNC;
 }
 
-enum hs_status
-hs_recv(int fd, enum hs_type *type, uint8_t *body, size_t cap, uint32_t *len,
-    char *err, size_t errlen)
+/* hs_recv, with awaiting as in short_read. */
+static enum hs_status
+recv_msg(int fd, enum hs_type *type, uint8_t *body, size_t cap,
+    uint32_t *len, const char *awaiting, char *err, size_t errlen)
 {
 	uint8_t hdr[HS_HDR_LEN];
 	enum hs_status st;
@@ -484,7 +499,7 @@ hs_recv(int fd, enum hs_type *type, uint8_t *body, size_t cap, uint32_t *len,
 			memset(hdr + got, 0, HS_HDR_LEN - got);
 			return hs_decode_header(hdr, type, len, err, errlen);
 		}
-		return short_read(got, "message header", err, errlen);
+		return short_read(got, "message header", awaiting, err, errlen);
 	}
 	if ((st = hs_decode_header(hdr, type, len, err, errlen)) != HS_OK)
 		return st;
@@ -495,7 +510,43 @@ hs_recv(int fd, enum hs_type *type, uint8_t *body, size_t cap, uint32_t *len,
 	}
 	got = read_upto(fd, body, *len);
 	if (got < *len)
-		return short_read(got, "message body", err, errlen);
+		return short_read(got, "message body", awaiting, err, errlen);
+	return HS_OK;
+}
+
+enum hs_status
+hs_recv(int fd, enum hs_type *type, uint8_t *body, size_t cap, uint32_t *len,
+    char *err, size_t errlen)
+{
+	return recv_msg(fd, type, body, cap, len, NULL, err, errlen);
+}
+
+enum hs_status
+hs_server_done(int fd, uint64_t size_max, uint8_t fill, uint64_t *check,
+    char *err, size_t errlen)
+{
+	uint8_t body[16], got_fill;
+	enum hs_type type;
+	enum hs_status st;
+	uint32_t len;
+
+	if ((st = recv_msg(fd, &type, body, sizeof(body), &len, "DONE", err,
+	    errlen)) != HS_OK)
+		return st;
+	if (type != HS_DONE) {
+		snprintf(err, errlen, "handshake: got message type %u, expected "
+		    "%u (DONE)", type, HS_DONE);
+		return HS_EMALFORMED;
+	}
+	if ((st = hs_decode_done(body, len, check, &got_fill, err, errlen)))
+		return st;
+	if (*check == 0 || *check > size_max || got_fill != fill) {
+		snprintf(err, errlen, "handshake: DONE asks to check %llu bytes "
+		    "of 1..%llu with fill 0x%02x (want 0x%02x)",
+		    (unsigned long long)*check, (unsigned long long)size_max,
+		    got_fill, fill);
+		return HS_EMALFORMED;
+	}
 	return HS_OK;
 }
 

@@ -157,6 +157,14 @@ enum hs_status hs_client_hello(int fd, const struct hs_params *hello,
 enum hs_status hs_server_hello(int fd, const struct hs_expect *want,
     struct hs_params *hello, char *err, size_t errlen);
 
+/*
+ * The server's wait after the run: receive the client's DONE and check
+ * it (1..size_max bytes to check, the fill byte both sides agreed on)
+ * into check.  A peer that closes says so ("... waited for its DONE").
+ */
+enum hs_status hs_server_done(int fd, uint64_t size_max, uint8_t fill,
+    uint64_t *check, char *err, size_t errlen);
+
 /* The exit status for a handshake failure (kvgate(7)). */
 int hs_status_exit(enum hs_status st);
 const char *hs_link_name(uint8_t link);

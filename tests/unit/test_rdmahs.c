@@ -74,6 +74,14 @@ test_roundtrip(void)
 		CHECK(hs_decode_text(buf + HS_HDR_LEN, len, text, sizeof(text),
 		    err, sizeof(err)) == HS_OK);
 		CHECK_STR(text, "--qps: client 4, server 2");
+		/* A short buffer truncates; none at all is refused, not
+		 * written past. */
+		CHECK(hs_decode_text(buf + HS_HDR_LEN, len, text, 6, err,
+		    sizeof(err)) == HS_OK);
+		CHECK_STR(text, "--qps");
+		text[0] = 'x';
+		CHECK(hs_decode_text(buf + HS_HDR_LEN, len, text, 0, err,
+		    sizeof(err)) == HS_EMALFORMED && text[0] == 'x');
 	}
 	{
 		uint64_t c;
@@ -497,6 +505,86 @@ test_server_side(void)
 	close(fd);
 }
 
+/* A connected loopback TCP pair: *cl the client's end, *sv the server's. */
+static void
+tcp_pair(int *cl, int *sv)
+{
+	char port[16], err[256];
+	int lfd = kv_listen("127.0.0.1", "0", 1, err, sizeof(err));
+
+	CHECK(lfd >= 0);
+	snprintf(port, sizeof(port), "%d", kv_local_port(lfd));
+	*cl = kv_connect("127.0.0.1", port, 5, err, sizeof(err));
+	*sv = accept(lfd, NULL, NULL);
+	CHECK(*cl >= 0 && *sv >= 0);
+	CHECK(kv_set_timeouts(*sv, 2) == 0);
+	close(lfd);
+}
+
+/* The server's wait for DONE after the run, over loopback TCP. */
+static void
+test_server_done(void)
+{
+	uint8_t buf[HS_HDR_LEN + HS_MAX_BODY];
+	struct hs_params p;
+	uint64_t check = 0;
+	char err[256];
+	int cl, sv;
+
+	tcp_pair(&cl, &sv);
+	CHECK(hs_send(cl, buf, hs_encode_done(buf, sizeof(buf), 65536, 0xa5),
+	    err, sizeof(err)) == HS_OK);
+	CHECK(hs_server_done(sv, 65536, 0xa5, &check, err, sizeof(err)) ==
+	    HS_OK && check == 65536);
+	/* The client vanishes instead: said as such, not as "no handshake". */
+	close(cl);
+	CHECK(hs_server_done(sv, 65536, 0xa5, &check, err, sizeof(err)) ==
+	    HS_EIO);
+	CHECK_STR(err, "peer closed the connection while this side waited "
+	    "for its DONE");
+	close(sv);
+
+	tcp_pair(&cl, &sv);
+	CHECK(hs_send(cl, buf, hs_encode_done(buf, sizeof(buf), 65537, 0xa5),
+	    err, sizeof(err)) == HS_OK);
+	CHECK(hs_server_done(sv, 65536, 0xa5, &check, err, sizeof(err)) ==
+	    HS_EMALFORMED);
+	CHECK_STR(err, "handshake: DONE asks to check 65537 bytes of 1..65536 "
+	    "with fill 0xa5 (want 0xa5)");
+	CHECK(hs_send(cl, buf, hs_encode_done(buf, sizeof(buf), 4096, 0x5a),
+	    err, sizeof(err)) == HS_OK);
+	CHECK(hs_server_done(sv, 65536, 0xa5, &check, err, sizeof(err)) ==
+	    HS_EMALFORMED);
+	CHECK(strstr(err, "fill 0x5a (want 0xa5)") != NULL);
+	CHECK(hs_send(cl, buf, hs_encode_done(buf, sizeof(buf), 0, 0xa5),
+	    err, sizeof(err)) == HS_OK);
+	CHECK(hs_server_done(sv, 65536, 0xa5, &check, err, sizeof(err)) ==
+	    HS_EMALFORMED);
+	/* Another HELLO where DONE belongs: too long for DONE's buffer. */
+	params(&p, 1);
+	CHECK(hs_send(cl, buf, hs_encode_params(buf, sizeof(buf), HS_HELLO,
+	    &p), err, sizeof(err)) == HS_OK);
+	CHECK(hs_server_done(sv, 65536, 0xa5, &check, err, sizeof(err)) ==
+	    HS_EMALFORMED);
+	close(cl);
+	close(sv);
+
+	tcp_pair(&cl, &sv);
+	CHECK(hs_send(cl, buf, hs_encode_done_ack(buf, sizeof(buf), 1, 1),
+	    err, sizeof(err)) == HS_OK);
+	CHECK(hs_server_done(sv, 65536, 0xa5, &check, err, sizeof(err)) ==
+	    HS_EMALFORMED);
+	CHECK_STR(err, "handshake: got message type 5, expected 4 (DONE)");
+	/* A client that stays but says nothing: the socket's timeout ends
+	 * the wait (rdma-probe uses keepalive for the run itself). */
+	CHECK(kv_set_timeouts(sv, 0.2) == 0);
+	CHECK(hs_server_done(sv, 65536, 0xa5, &check, err, sizeof(err)) ==
+	    HS_EIO);
+	CHECK(strstr(err, "timed out") != NULL);
+	close(cl);
+	close(sv);
+}
+
 /* A message longer than the caller's buffer is refused, not copied. */
 static void
 test_capacity(void)
@@ -529,5 +617,6 @@ main(void)
 	test_tcp();
 	test_full_exchange();
 	test_server_side();
+	test_server_done();
 	return DONE("test_rdmahs");
 }
