@@ -454,6 +454,18 @@ finish(int fd, const struct opts *o, const struct vb_dev *d, uint64_t last)
 	return ok == regions ? KV_OK : KV_FAIL;
 }
 
+/* Release the run's QPs and memory; a failure is only a warning. */
+static void
+teardown(struct vb_qps *q, struct vb_mem *m)
+{
+	char err[256];
+
+	if (vb_qps_destroy(q, err, sizeof(err)) != 0)
+		kv_warn("releasing the queue pairs: %s", err);
+	if (vb_mem_free(m, err, sizeof(err)) != 0)
+		kv_warn("releasing the registered memory: %s", err);
+}
+
 /* Die with status st unless it is KV_OK. */
 static void
 must(int st, const char *err)
@@ -490,8 +502,7 @@ client(struct opts *o, struct vb_dev *d, struct kv_cuda *cu)
 	if ((rc = sweep(o, d, &q, &m, &accept, &last)) == KV_OK)
 		rc = finish(fd, o, d, last);
 	close(fd);
-	vb_qps_destroy(&q);
-	vb_mem_free(&m);
+	teardown(&q, &m);
 	return rc;
 }
 
@@ -540,7 +551,31 @@ regions_ok(const struct vb_mem *m, int n, uint64_t stride, uint64_t len)
 	return ok;
 }
 
-/* Serve one client, then return its session's exit status. */
+/*
+ * After the ACCEPT, wait for the client's DONE and store the bytes to
+ * check.  The run may last long: no read timeout while it does, but TCP
+ * keepalive, so a client whose host vanishes is noticed in about 25 s;
+ * the socket's --timeout is back in force for the reply.
+ */
+static enum hs_status
+await_done(int fd, const struct opts *o, uint64_t size_max, uint64_t *check,
+    char *err, size_t errlen)
+{
+	enum hs_status st;
+
+	if (kv_set_timeouts(fd, 0) != 0 || keepalive(fd) != 0)
+		kv_die(KV_SOFTWARE, "client socket options:");
+	st = hs_server_done(fd, size_max, FILL, check, err, errlen);
+	if (kv_set_timeouts(fd, o->timeout) != 0)
+		kv_die(KV_SOFTWARE, "client socket timeouts:");
+	return st;
+}
+
+/*
+ * Serve one client, then return its session's exit status.  Once the
+ * ACCEPT is sent, every failure still ends in a session record, ok
+ * false with the error.
+ */
 static int
 serve(struct opts *o, struct vb_dev *d, int fd)
 {
@@ -554,10 +589,8 @@ serve(struct opts *o, struct vb_dev *d, int fd)
 	struct vb_qps q;
 	struct vb_mem m;
 	enum hs_status st;
-	enum hs_type type;
 	uint64_t check = 0;
-	uint32_t len, ok = 0;
-	uint8_t fill = 0;
+	uint32_t ok = 0;
 	char err[512];
 	json_t *r;
 	int bad = 0, rc;
@@ -578,26 +611,17 @@ serve(struct opts *o, struct vb_dev *d, int fd)
 	local_params(o, d, &q, &m, &accept);
 	st = hs_send(fd, buf, hs_encode_params(buf, sizeof(buf), HS_ACCEPT,
 	    &accept), err, sizeof(err));
-	/* The run may last long: no read timeout, but TCP keepalive so that a
-	 * client whose host vanishes is noticed within a minute. */
-	if (st == HS_OK && (kv_set_timeouts(fd, 0) != 0 || keepalive(fd) != 0))
-		kv_die(KV_SOFTWARE, "client socket options:");
 	if (st == HS_OK)
-		st = hs_recv(fd, &type, buf, sizeof(buf), &len, err, sizeof(err));
-	if (st == HS_OK && type != HS_DONE)
-		st = HS_EMALFORMED, snprintf(err, sizeof(err), "expected DONE");
-	if (st == HS_OK)
-		st = hs_decode_done(buf, len, &check, &fill, err, sizeof(err));
-	if (st == HS_OK && (check > hello.size_max || fill != FILL))
-		st = HS_EMALFORMED, snprintf(err, sizeof(err), "DONE out of range");
+		st = await_done(fd, o, hello.size_max, &check, err, sizeof(err));
+	if (st == HS_OK) {
+		ok = regions_ok(&m, hello.qps, hello.size_max, check);
+		/* The client's verdict rests on this ack: one it never got
+		 * makes the session not ok, whatever landed in memory. */
+		st = hs_send(fd, buf, hs_encode_done_ack(buf, sizeof(buf), ok,
+		    hello.qps), err, sizeof(err));
+	}
 	if (st != HS_OK)
-		kv_die(hs_status_exit(st), "client: %s", err);
-	ok = regions_ok(&m, hello.qps, hello.size_max, check);
-	/* The client's verdict rests on this ack: one it never got makes
-	 * the session not ok, whatever landed in memory. */
-	if ((st = hs_send(fd, buf, hs_encode_done_ack(buf, sizeof(buf), ok,
-	    hello.qps), err, sizeof(err))) != HS_OK)
-		kv_warn("client: sending the check's result: %s", err);
+		kv_warn("client: %s", err);
 	r = record("session", d, o);
 	bad |= jset_num(r, "qps", hello.qps);
 	bad |= jset_u64(r, "size_min_bytes", hello.size_min);
@@ -608,8 +632,7 @@ serve(struct opts *o, struct vb_dev *d, int fd)
 	bad |= jset_bool(r, "ok", st == HS_OK && ok == hello.qps);
 	if (st != HS_OK)
 		bad |= jset_str(r, "error", err);
-	vb_qps_destroy(&q);
-	vb_mem_free(&m);
+	teardown(&q, &m);
 	if ((rc = emit(r, bad)) != KV_OK)
 		return rc;
 	if (st != HS_OK)
@@ -672,7 +695,8 @@ main(int argc, char *argv[])
 		kv_die(KV_USAGE, "--mtu %u: the port's active MTU is %u", o.mtu,
 		    d.mtu_bytes);
 	rc = o.server ? server(&o, &d) : client(&o, &d, &cu);
-	vb_close(&d);
+	if (vb_close(&d, err, sizeof(err)) != 0)
+		kv_warn("closing %s: %s", o.dev ? o.dev : "the device", err);
 	if (cu.handle)
 		kv_cuda_unload(&cu);
 	return kv_fshut(rc);

@@ -98,27 +98,43 @@ vb_open(const char *name, int port, int gid_index, struct vb_dev *d,
 		return KV_UNAVAILABLE;
 	}
 	if ((rc = query_port(d, err, errlen)) != KV_OK) {
-		vb_close(d);
+		vb_close(d, NULL, 0);
 		return rc;
 	}
 	if ((d->pd = ibv_alloc_pd(d->ctx)) == NULL) {
 		snprintf(err, errlen, "%s: ibv_alloc_pd: %s", d->name,
 		    strerror(errno));
-		vb_close(d);
+		vb_close(d, NULL, 0);
 		return KV_FAIL;
 	}
 	return KV_OK;
 }
 
-void
-vb_close(struct vb_dev *d)
+/* Keep the first teardown failure in err: what failed, and why. */
+static int
+first_fail(int rc, int why, const char *what, int *fails, char *err,
+    size_t errlen)
 {
-	if (d->pd)
-		ibv_dealloc_pd(d->pd);
+	if (rc != 0 && (*fails)++ == 0 && err && errlen)
+		snprintf(err, errlen, "%s: %s", what, strerror(why));
+	return rc;
+}
+
+int
+vb_close(struct vb_dev *d, char *err, size_t errlen)
+{
+	int fails = 0, rc;
+
+	if (d->pd) {
+		rc = ibv_dealloc_pd(d->pd);
+		first_fail(rc, rc, "ibv_dealloc_pd", &fails, err, errlen);
+	}
 	if (d->ctx)
-		ibv_close_device(d->ctx);
+		first_fail(ibv_close_device(d->ctx), errno, "ibv_close_device",
+		    &fails, err, errlen);
 	d->pd = NULL;
 	d->ctx = NULL;
+	return fails ? -1 : 0;
 }
 
 uint32_t
@@ -220,8 +236,8 @@ reg_dmabuf(struct vb_dev *d, struct vb_mem *m, char *err, size_t errlen)
 	return KV_OK;
 }
 
-int
-vb_mem_alloc(struct vb_dev *d, struct vb_mem *m, enum vb_mem_kind kind,
+static int
+mem_alloc(struct vb_dev *d, struct vb_mem *m, enum vb_mem_kind kind,
     struct kv_cuda *cu, int cuda_dev, size_t len, uint8_t fill, char *err,
     size_t errlen)
 {
@@ -269,24 +285,45 @@ vb_mem_alloc(struct vb_dev *d, struct vb_mem *m, enum vb_mem_kind kind,
 	return KV_OK;
 }
 
-void
-vb_mem_free(struct vb_mem *m)
+int
+vb_mem_alloc(struct vb_dev *d, struct vb_mem *m, enum vb_mem_kind kind,
+    struct kv_cuda *cu, int cuda_dev, size_t len, uint8_t fill, char *err,
+    size_t errlen)
 {
-	if (m->mr)
-		ibv_dereg_mr(m->mr);
-	if (m->dmabuf_fd >= 0)
-		close(m->dmabuf_fd);
-	if (m->dptr && m->cu && m->cu->MemFree)
-		m->cu->MemFree(m->dptr);
-	if (m->cuctx && m->cu && m->cu->DevicePrimaryCtxRelease) {
-		CUdevice dev;
+	int rc;
 
-		if (m->cu->DeviceGet(&dev, m->cuda_dev) == CUDA_SUCCESS)
-			m->cu->DevicePrimaryCtxRelease(dev);
+	/* Nothing half-made survives a failure: err keeps its reason. */
+	if ((rc = mem_alloc(d, m, kind, cu, cuda_dev, len, fill, err,
+	    errlen)) != KV_OK)
+		vb_mem_free(m, NULL, 0);
+	return rc;
+}
+
+int
+vb_mem_free(struct vb_mem *m, char *err, size_t errlen)
+{
+	int fails = 0, rc;
+	CUdevice dev;
+
+	if (m->mr) {
+		rc = ibv_dereg_mr(m->mr);
+		first_fail(rc, rc, "ibv_dereg_mr", &fails, err, errlen);
 	}
+	if (m->dmabuf_fd >= 0)
+		first_fail(close(m->dmabuf_fd), errno, "closing the DMA-BUF fd",
+		    &fails, err, errlen);
+	if (m->dptr && m->cu && m->cu->MemFree &&
+	    m->cu->MemFree(m->dptr) != CUDA_SUCCESS)
+		first_fail(-1, EIO, "cuMemFree", &fails, err, errlen);
+	if (m->cuctx && m->cu && m->cu->DevicePrimaryCtxRelease &&
+	    (m->cu->DeviceGet(&dev, m->cuda_dev) != CUDA_SUCCESS ||
+	    m->cu->DevicePrimaryCtxRelease(dev) != CUDA_SUCCESS))
+		first_fail(-1, EIO, "cuDevicePrimaryCtxRelease", &fails, err,
+		    errlen);
 	free(m->host);
 	memset(m, 0, sizeof(*m));
 	m->dmabuf_fd = -1;
+	return fails ? -1 : 0;
 }
 
 unsigned
@@ -326,7 +363,7 @@ vb_qps_create(struct vb_dev *d, struct vb_qps *q, int n, unsigned tx_depth,
 			snprintf(err, errlen, "%s: ibv_create_qp (QP %d of %d, "
 			    "tx depth %u): %s", d->name, i + 1, n, tx_depth,
 			    strerror(errno));
-			vb_qps_destroy(q);
+			vb_qps_destroy(q, NULL, 0);
 			return KV_FAIL;
 		}
 		q->n = i + 1;
@@ -340,7 +377,7 @@ vb_qps_create(struct vb_dev *d, struct vb_qps *q, int n, unsigned tx_depth,
 		    IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))) {
 			snprintf(err, errlen, "%s: QP %d to INIT: %s", d->name, i,
 			    strerror(errno));
-			vb_qps_destroy(q);
+			vb_qps_destroy(q, NULL, 0);
 			return KV_FAIL;
 		}
 	}
@@ -412,17 +449,22 @@ vb_qps_connect(struct vb_dev *d, struct vb_qps *q,
 	return KV_OK;
 }
 
-void
-vb_qps_destroy(struct vb_qps *q)
+int
+vb_qps_destroy(struct vb_qps *q, char *err, size_t errlen)
 {
-	int i;
+	int i, rc, fails = 0;
 
 	for (i = 0; i < q->n; i++)
-		if (q->qp[i])
-			ibv_destroy_qp(q->qp[i]);
-	if (q->cq)
-		ibv_destroy_cq(q->cq);
+		if (q->qp[i]) {
+			rc = ibv_destroy_qp(q->qp[i]);
+			first_fail(rc, rc, "ibv_destroy_qp", &fails, err, errlen);
+		}
+	if (q->cq) {
+		rc = ibv_destroy_cq(q->cq);
+		first_fail(rc, rc, "ibv_destroy_cq", &fails, err, errlen);
+	}
 	memset(q, 0, sizeof(*q));
+	return fails ? -1 : 0;
 }
 
 unsigned
@@ -508,7 +550,8 @@ reap(struct vb_qps *q, struct vb_lane *lanes, uint64_t *msgs, char *err,
 	int n, j;
 
 	if ((n = ibv_poll_cq(q->cq, 32, wc)) < 0) {
-		snprintf(err, errlen, "ibv_poll_cq failed");
+		snprintf(err, errlen, "ibv_poll_cq failed (%d): the completion "
+		    "queue is in error", n);
 		return KV_FAIL;
 	}
 	for (j = 0; j < n; j++) {

@@ -44,7 +44,12 @@ struct vb_dev {
  */
 int vb_open(const char *name, int port, int gid_index, struct vb_dev *d,
     char *err, size_t errlen);
-void vb_close(struct vb_dev *d);
+/*
+ * Teardown (vb_close, vb_mem_free, vb_qps_destroy): release everything,
+ * even past a failure; 0, or -1 with the first failure in err (err may
+ * be NULL).  The struct is emptied either way.
+ */
+int vb_close(struct vb_dev *d, char *err, size_t errlen);
 
 /* Bytes of an ibv_mtu, and the ibv_mtu for bytes (0 if none). */
 uint32_t vb_mtu_bytes(enum ibv_mtu m);
@@ -69,6 +74,7 @@ struct vb_mem {
 /*
  * Allocate len bytes of the given kind filled with fill and register
  * them for local and remote write.  For CUDA kinds cu must be loaded.
+ * On failure nothing stays allocated or registered.
  * A failed registration is KV_FAIL with the errno text and the path
  * taken ("cuMemAlloc + cuMemGetHandleForAddressRange +
  * ibv_reg_dmabuf_mr: Bad address").
@@ -76,7 +82,7 @@ struct vb_mem {
 int vb_mem_alloc(struct vb_dev *d, struct vb_mem *m, enum vb_mem_kind kind,
     struct kv_cuda *cu, int cuda_dev, size_t len, uint8_t fill, char *err,
     size_t errlen);
-void vb_mem_free(struct vb_mem *m);
+int vb_mem_free(struct vb_mem *m, char *err, size_t errlen);
 
 struct vb_qps {
 	int n;
@@ -102,7 +108,7 @@ int vb_qps_create(struct vb_dev *d, struct vb_qps *q, int n,
 /* Move every QP to RTR against remote[i] at mtu bytes, then to RTS. */
 int vb_qps_connect(struct vb_dev *d, struct vb_qps *q,
     const struct vb_remote *remote, uint32_t mtu, char *err, size_t errlen);
-void vb_qps_destroy(struct vb_qps *q);
+int vb_qps_destroy(struct vb_qps *q, char *err, size_t errlen);
 
 /* Per-QP progress of a write run. */
 struct vb_lane {

@@ -89,6 +89,57 @@ server_status() {
 	[[ $stderr == *"--size/--sizes: client 4096..4096, server 65536..65536 bytes"* ]]
 }
 
+@test "a client asking for more than the server's --max-mem is refused naming --sizes/-q" {
+	start_server --max-mem 1MiB
+	run --separate-stderr rdma-probe client 127.0.0.1 --dev "$DEV" --oob-port "$PORT" -q 2 -s 1MiB --iters 10
+	assert_failure 1
+	[[ $stderr == *"server refused: --sizes/-q: client asks for 2 QPs x 1048576 bytes = 2097152 bytes of registered memory, server allows 1048576"* ]]
+	[ "$(server_status)" -eq 1 ]
+}
+
+# wait_for FILE JQ-FILTER: up to 10 s for a record matching it.
+wait_for() {
+	for _ in $(seq 100); do
+		jq -e "$2" "$1" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "a client killed mid-run leaves the server with a session record ok:false, not a hang" {
+	start_server
+	rdma-probe client 127.0.0.1 --dev "$DEV" --oob-port "$PORT" -s 64KiB \
+	    --duration 30s --interval 100ms >"$TMP/client.out" 2>/dev/null &
+	cpid=$!
+	wait_for "$TMP/client.out" 'select(.kind=="interval")'
+	kill -9 "$cpid"
+	wait "$cpid" || true
+	for _ in $(seq 100); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.1; done
+	[ "$(server_status)" -eq 69 ]
+	[ "$(jq -r 'select(.kind=="session") | .ok' "$TMP/server.out")" = false ]
+	[[ $(jq -r 'select(.kind=="session") | .error' "$TMP/server.out") == *"waited for its DONE"* ]]
+}
+
+@test "a server killed mid-run makes the client fail within its --timeout, not poll forever" {
+	start_server
+	rdma-probe client 127.0.0.1 --dev "$DEV" --oob-port "$PORT" -s 64KiB \
+	    --duration 60s --interval 100ms --timeout 3s >"$TMP/client.out" 2>"$TMP/client.err" &
+	cpid=$!
+	wait_for "$TMP/client.out" 'select(.kind=="interval")'
+	kill -9 "$SRV_PID"
+	wait "$SRV_PID" 2>/dev/null || true
+	SRV_PID=
+	for _ in $(seq 300); do kill -0 "$cpid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$cpid" 2>/dev/null; then
+		kill -9 "$cpid"
+		false	# still polling 30 s after its peer died
+	fi
+	rc=0
+	wait "$cpid" || rc=$?
+	[ "$rc" -eq 1 ]
+	grep -Eq "RDMA WRITE completion|no RDMA WRITE completion for" "$TMP/client.err"
+}
+
 @test "a client that reaches something other than an rdma-probe server exits 69 saying so" {
 	python3 - "$TMP/port" <<'PY' &
 import socket, sys
