@@ -81,13 +81,11 @@ host_facts(const struct pf_sysfs *s, int driver_version)
 
 	put(h, "cuda_driver_version", driver_version > 0 ?
 	    json_integer(driver_version) : json_null());
-	put(h, "nvidia_driver_version",
-	    str_or_null(s->nvidia_version));
+	put(h, "nvidia_driver_version", str_or_null(s->nvidia_version));
 	put(h, "peermem_module", str_or_null(s->module));
 	put(h, "peermem_refcnt", s->refcnt >= 0 ?
 	    json_integer(s->refcnt) : json_null());
-	put(h, "peermem_version",
-	    str_or_null(s->module_version));
+	put(h, "peermem_version", str_or_null(s->module_version));
 	put(h, "peermem_on_disk", str_or_null(s->on_disk));
 	put(h, "memory_peers", csv_array(s->memory_peers));
 	put(h, "rdma_devices", csv_array(s->rdma_devices));
@@ -138,13 +136,11 @@ verdict(const struct opts *o, const struct pf_sysfs *s, int drv,
 		reasons = reasons_array(&v[o->path]);
 	}
 	put(rec, "kind", json_string("verdict"));
-	put(rec, "registration",
-	    json_string(pf_path_name(o->path)));
+	put(rec, "registration", json_string(pf_path_name(o->path)));
 	put(rec, "ready", json_boolean(*ready));
 	put(rec, "reasons", reasons);
 	put(rec, "gpus", json_integer(facts.ngpus));
-	put(env, "with_nvidia_peermem",
-	    json_integer(o->path == PF_PEERMEM));
+	put(env, "with_nvidia_peermem", json_integer(o->path == PF_PEERMEM));
 	put(rec, "env", env);
 	if (why == NULL) {
 		put(paths, "dmabuf", path_obj(&v[0]));
@@ -272,8 +268,8 @@ select_gpus(const struct opts *o, const struct kv_cuda *cu)
 			}
 			facts.ngpus++;
 		}
-		push(gpus[j].selected, json_string(
-		    strcmp(pd->uuid, pd->parent_uuid) ? pd->uuid : sel[i].id));
+		push(gpus[j].selected, json_string(strcmp(pd->uuid,
+		    pd->parent_uuid) ? pd->uuid : sel[i].id));
 	}
 	return 0;
 }
