@@ -400,9 +400,10 @@ sweep(const struct opts *o, struct vb_dev *d, struct vb_qps *q,
 		w.rkey = peer->rkey;
 		w.stall_s = o->timeout;
 		tc.size = size;
+		err[0] = '\0';	/* a failing tick has said why already */
 		if ((rc = vb_write_run(q, m, &w, on_tick, &tc, &r, err,
 		    sizeof(err))) != KV_OK) {
-			if (rc != KV_IOERR)
+			if (err[0] != '\0')
 				kv_warn("size %llu: %s", (unsigned long long)size,
 				    err);
 			return rc;
