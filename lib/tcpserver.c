@@ -294,14 +294,14 @@ send_stats(int fd, struct session *se)
 }
 
 /*
- * DONE: wait (bounded) for every stream to end, close the books with the
- * client's frame counts and send RESULT.  Returns the summed result.
+ * DONE: wait (bounded) for every stream to end and close the books with
+ * the client's frame counts: the summed result, and the RESULT body in
+ * b (its length returned, or -1 for a bad DONE).
  */
 static int
-finish(int fd, struct session *se, const uint8_t *body, uint32_t len,
-    struct tp_result *sum, double *elapsed)
+finish(struct session *se, const uint8_t *body, uint32_t len,
+    struct tp_result *sum, double *elapsed, uint8_t *b)
 {
-	uint8_t b[12 + 32 * TP_MAX_STREAMS];
 	double t0 = 0, t1 = 0, limit = kv_mono() + opts->idle_s;
 	struct timespec ts;
 	uint32_t i, n = se->h.streams;
@@ -347,7 +347,7 @@ finish(int fd, struct session *se, const uint8_t *body, uint32_t len,
 	}
 	*elapsed = t1 > t0 ? t1 - t0 : 0;
 	tp_put64(b + 4, (uint64_t)(*elapsed * 1e9));
-	return tp_send_ctl(fd, TP_RESULT, b, 12 + 32 * n);
+	return (int)(12 + 32 * n);
 }
 
 static void
@@ -383,10 +383,13 @@ static int
 control_loop(int fd, struct session *se)
 {
 	uint8_t h[TP_CTL_HDR], body[TP_MAX_BODY], type;
+	uint8_t res[12 + 32 * TP_MAX_STREAMS];
 	uint32_t len;
 	char err[160];
 	struct tp_result sum = { 0 };
 	double el = 0;
+	bool bad;
+	int n;
 
 	for (;;) {
 		if (read_ctl(fd, h, false, &type, body, &len, err,
@@ -399,13 +402,17 @@ control_loop(int fd, struct session *se)
 			if (send_stats(fd, se) != 0)
 				break;
 		} else if (type == TP_DONE) {
-			if (finish(fd, se, body, len, &sum, &el) != 0) {
-				snprintf(err, sizeof(err), "bad DONE message "
-				    "or the client left before RESULT");
+			if ((n = finish(se, body, len, &sum, &el, res)) < 0) {
+				snprintf(err, sizeof(err), "bad DONE message");
 				break;
 			}
-			session_record(se, &sum, el, "ok");
-			return sum.frames_bad || sum.seq_gaps ? KV_FAIL : KV_OK;
+			/* the record first: once RESULT is out, it is there */
+			bad = sum.frames_bad || sum.seq_gaps;
+			session_record(se, &sum, el, bad ?
+			    "verification_failed" : "ok");
+			if (tp_send_ctl(fd, TP_RESULT, res, (uint32_t)n) != 0)
+				report(se->peer, "the client left before RESULT");
+			return bad ? KV_FAIL : KV_OK;
 		} else {
 			snprintf(err, sizeof(err), "unexpected control message "
 			    "type %u (%u bytes)", (unsigned)type, (unsigned)len);

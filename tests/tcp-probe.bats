@@ -127,6 +127,32 @@ summary() { printf '%s\n' "$output" | jq -c 'select(.kind=="summary")'; }
 	assert_output true
 }
 
+@test "the summary records every client option used, --timeout included" {
+	start_server
+	run tcp-probe client 127.0.0.1 --port "$PORT" --bytes 1MiB -P 2 \
+	    --frame 128KiB --verify none --interval 250ms --rate 1Gbit/s \
+	    --rtt-samples 5 --timeout 7s
+	assert_success
+	s=$(summary)
+	[ "$(jqv "$s" .host)" = 127.0.0.1 ]
+	[ "$(jqv "$s" .port)" -eq "$PORT" ]
+	[ "$(jqv "$s" .streams)" -eq 2 ]
+	[ "$(jqv "$s" .frame_bytes)" -eq 131072 ]
+	[ "$(jqv "$s" .verify)" = none ]
+	[ "$(jqv "$s" .bytes)" -eq 1048576 ]
+	[ "$(jqv "$s" .duration_s)" = null ]
+	[ "$(jqv "$s" .interval_s)" = 0.25 ]
+	[ "$(jqv "$s" .rate_bytes_per_s)" -eq 125000000 ]
+	[ "$(jqv "$s" .rtt_samples)" -eq 5 ]
+	[ "$(jqv "$s" .timeout_s)" -eq 7 ]
+	# and the defaults when none is given
+	run tcp-probe client 127.0.0.1 --port "$PORT" --bytes 64KiB --interval 0
+	assert_success
+	s=$(summary)
+	[ "$(jqv "$s" '.timeout_s > 0')" = true ]
+	[ "$(jqv "$s" .rate_bytes_per_s)" = null ]
+}
+
 @test "--verify none still checks sequence and length and reports the mode" {
 	start_server
 	run tcp-probe client 127.0.0.1 --port "$PORT" --bytes 4MiB --verify none \
@@ -166,6 +192,11 @@ summary() { printf '%s\n' "$output" | jq -c 'select(.kind=="summary")'; }
 	[ "$(jqv "$s" '.verified_bytes + .frames_bad * 65536 == .sent_bytes')" = true ]
 	[ "$(jqv "$s" .verified)" = false ]
 	[ "$(jqv "$s" .state)" = verification_failed ]
+	# the server's own record says the same, with the same counts
+	r=$(jq -c 'select(.kind=="session")' "$TMP/srv.out")
+	[ "$(jqv "$r" .state)" = verification_failed ]
+	[ "$(jqv "$r" .frames_bad)" -eq "$bad" ]
+	[ "$(jqv "$r" .verified_bytes)" -eq "$(jqv "$s" .verified_bytes)" ]
 }
 
 @test "a server killed mid-run: the client prints what it had, an error record, status 69" {
