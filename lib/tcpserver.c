@@ -27,7 +27,7 @@
 #include "tcpproto.h"
 
 #define MAX_CONNS 1024
-#define CHUNK (256u << 10)	/* hash while the bytes are in cache */
+#define CHUNK (256u << 10)	/* a stream's buffer: payloads pass through it */
 
 struct slot {
 	int fd;
@@ -165,9 +165,10 @@ next_header(struct slot *sl, const char *peer, int fd, uint8_t hb[TP_FRAME_HDR],
 }
 
 /*
- * Read a payload of len bytes into buf, hashing each piece while it is
- * still in cache when ctx is given (*dig_ok false if OpenSSL failed).
- * 0, or -1 when the stream ends or fails first.
+ * Read a payload of len bytes through buf (CHUNK bytes, reused: the
+ * payload is never needed whole), hashing each piece as it arrives when
+ * ctx is given (*dig_ok false if OpenSSL failed).  0, or -1 when the
+ * stream ends or fails first.
  */
 static int
 read_payload(int fd, uint8_t *buf, uint32_t len, void *ctx, bool *dig_ok)
@@ -177,12 +178,12 @@ read_payload(int fd, uint8_t *buf, uint32_t len, void *ctx, bool *dig_ok)
 
 	*dig_ok = ctx == NULL || tp_digest_begin(ctx) == 0;
 	while (got < len) {
-		n = read(fd, buf + got, len - got < CHUNK ? len - got : CHUNK);
+		n = read(fd, buf, len - got < CHUNK ? len - got : CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return -1;
-		if (ctx && *dig_ok && tp_digest_update(ctx, buf + got,
+		if (ctx && *dig_ok && tp_digest_update(ctx, buf,
 		    (size_t)n) != 0)
 			*dig_ok = false;
 		got += (size_t)n;
@@ -197,7 +198,7 @@ serve_stream(struct session *se, uint32_t id, int fd, const char *peer)
 	struct slot *sl = &se->s[id];
 	uint8_t hb[TP_FRAME_HDR], md[32];
 	uint32_t max = se->h.frame_bytes;
-	uint8_t *buf = malloc(max);
+	uint8_t *buf = malloc(CHUNK);
 	void *ctx = tp_ctx_new();
 	struct tp_frame f;
 	char msg[160];

@@ -242,6 +242,31 @@ summary() { printf '%s\n' "$output" | jq -c 'select(.kind=="summary")'; }
 	kill -0 "$SRV_PID"
 }
 
+@test "128 streams announcing 64 MiB frames do not make the server allocate a frame per stream" {
+	case $KVGATE_BIN in *asan*) skip "a data limit cannot bound a sanitized build's shadow memory" ;; esac
+	# 128 x 64 MiB is 8 GiB; each stream's buffer must stay bounded, so
+	# the server fits in 512 MiB of data segment
+	(ulimit -d 524288 && exec tcp-probe server --bind 127.0.0.1 --port 0 \
+	    --once) >"$TMP/srv.out" 2>"$TMP/srv.err" &
+	SRV_PID=$!
+	for _ in $(seq 100); do
+		PORT=$(jq -r 'select(.kind=="listening").port' "$TMP/srv.out" 2>/dev/null | head -1)
+		[ -n "$PORT" ] && break
+		sleep 0.05
+	done
+	run python3 "$FIX/tcpprobe-bad-client.py" "$PORT" bigframes
+	assert_success
+	assert_output --partial "welcome 0"
+	assert_output --partial "attached 128"
+	rc=0
+	wait "$SRV_PID" || rc=$?
+	SRV_PID=
+	[ "$rc" -eq 1 ]
+	run cat "$TMP/srv.out"
+	refute_output --partial "out of memory"
+	[ "$(jq -r 'select(.kind=="session").state' "$TMP/srv.out")" = aborted ]
+}
+
 @test "a wrong-version HELLO is answered with WELCOME status 2, bad parameters with 3" {
 	start_server
 	run python3 "$FIX/tcpprobe-bad-client.py" "$PORT" version
