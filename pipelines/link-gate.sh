@@ -302,10 +302,17 @@ verdict=$(jq -nc --argjson p "$params" --argjson s "$stages" \
    wire_tx_bytes: $tx, wire_rx_bytes: $rx,
    wire_overhead_ratio: (if $v != null and $v > 0 and $rx != null
        then $rx / $v else null end),
-   checks: $checks, stages: $s}')
-printf '%s\n' "$verdict" >"$ev/verdict.json"
+   checks: $checks, stages: $s} |
+  # the claim: everything but the seal, which cannot seal itself
+  .passed = ([.checks[]] | all) |
+  .evidence_level = (if .passed then "MEASURED_COMPATIBILITY"
+      else "UNPROVEN" end) |
+  .evidence_level_limit = "MEASURED_COMPATIBILITY"')
+printf '%s\n' "$verdict" >"$ev/verdict.json" || die "cannot write $ev/verdict.json" 74
 
-# Seal: every file in the evidence directory, then check the seal.
+# Seal: every file in the evidence directory, the claim included, then
+# check the seal.  The manifest is written beside the directory first, so
+# it never lists itself half-written.
 seal=failed
 mtmp=$(mktemp "${TMPDIR:-/tmp}/kvgate-manifest.XXXXXX") || die "cannot create a temporary file" 74
 if sha-manifest create --root "$ev" --exclude MANIFEST.jsonl >"$mtmp" &&
@@ -316,12 +323,13 @@ if sha-manifest create --root "$ev" --exclude MANIFEST.jsonl >"$mtmp" &&
 fi
 rm -f "$mtmp"
 msha=$(sha256sum "$ev/MANIFEST.jsonl" 2>/dev/null | cut -d' ' -f1)
+# stdout: the sealed claim, the seal's result, and the manifest's SHA-256
+# that ties the two together
 v=$(printf '%s\n' "$verdict" | jq -c --arg seal "$seal" \
     --arg m "$ev/MANIFEST.jsonl" --arg msha "$msha" '
   .stages.seal = $seal | .checks.sealed = ($seal == "passed") |
-  .passed = ([.checks[]] | all) |
-  .evidence_level = (if .passed then "MEASURED_COMPATIBILITY" else "UNPROVEN" end) |
-  .evidence_level_limit = "MEASURED_COMPATIBILITY" |
+  .passed = (.passed and .checks.sealed) |
+  .evidence_level = (if .passed then .evidence_level else "UNPROVEN" end) |
   .manifest = $m | .manifest_sha256 = (if $msha == "" then null else $msha end)') ||
     exit 70
 printf '%s\n' "$v"

@@ -167,6 +167,30 @@ EOS
 	[ "$state" = gone ] || [ "$state" = Z ]
 }
 
+@test "the sealed verdict.json is the claim (passed, evidence level) and the stdout verdict ties it to the manifest's SHA-256" {
+	run "$GATE" --mode loopback --duration 500ms -P 1 --evidence "$TMP/ev"
+	assert_success
+	v=$(verdict)
+	c=$(cat "$TMP/ev/verdict.json")
+	[ "$(jqv "$c" .passed)" = true ]
+	[ "$(jqv "$c" .evidence_level)" = MEASURED_COMPATIBILITY ]
+	[ "$(jqv "$c" .evidence_level_limit)" = MEASURED_COMPATIBILITY ]
+	# stdout is the sealed claim plus the seal's own result, nothing else
+	[ "$(jqv "$v" 'del(.stages.seal, .checks.sealed, .manifest, .manifest_sha256)|tojson')" = \
+	    "$(jqv "$c" 'tojson')" ]
+	[ "$(jqv "$v" .stages.seal)" = passed ]
+	# the manifest seals this very claim, and stdout names that manifest
+	h=$(sha256sum "$TMP/ev/verdict.json" | cut -d' ' -f1)
+	grep -F verdict.json "$TMP/ev/MANIFEST.jsonl" | grep -qF "$h"
+	[ "$(jqv "$v" .manifest_sha256)" = "$(sha256sum "$TMP/ev/MANIFEST.jsonl" | cut -d' ' -f1)" ]
+	# a failed run's claim is sealed too
+	run "$GATE" --mode loopback --iface-b no-such-if0 --duration 500ms -P 1 \
+	    --evidence "$TMP/ev2"
+	assert_failure 1
+	[ "$(jq -r .passed "$TMP/ev2/verdict.json")" = false ]
+	[ "$(jq -r .evidence_level "$TMP/ev2/verdict.json")" = UNPROVEN ]
+}
+
 @test "tampering with any file in the evidence directory makes sha-manifest verify fail" {
 	run "$GATE" --mode loopback --duration 500ms -P 1 --evidence "$TMP/ev"
 	assert_success
