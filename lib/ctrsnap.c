@@ -171,6 +171,21 @@ ib_port(const char *root, const char *dev, const char *port, double t,
 	return rc;
 }
 
+/*
+ * A name that is one directory entry of a sysfs class: not empty, no
+ * '/', no leading '.' (so neither ".." nor a hidden entry).  Otherwise
+ * false with err set, so "ib:../../x" cannot walk out of the class.
+ */
+static bool
+entry_name_ok(const char *what, const char *name, char *err, size_t errlen)
+{
+	if (name[0] != '\0' && name[0] != '.' && strchr(name, '/') == NULL)
+		return true;
+	snprintf(err, errlen, "bad %s name '%s' (a name with no '/' and no "
+	    "leading '.')", what, name);
+	return false;
+}
+
 int
 ctr_ib(const char *root, const char *dev, const char *port, double t,
     ctr_emit emit, void *ctx, bool *missing, char *err, size_t errlen)
@@ -180,6 +195,11 @@ ctr_ib(const char *root, const char *dev, const char *port, double t,
 	int n, i, rc = 0;
 
 	*missing = false;
+	if (!entry_name_ok("RDMA device", dev, err, errlen) || (port &&
+	    !entry_name_ok("RDMA port", port, err, errlen))) {
+		*missing = true;
+		return -1;
+	}
 	snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports%s%s", root,
 	    dev, port ? "/" : "", port ? port : "");
 	if (!is_dir(dir)) {
@@ -213,8 +233,12 @@ ctr_netdev(const char *root, const char *iface, double t, ctr_emit emit,
 	int rc;
 
 	*missing = false;
+	if (!entry_name_ok("network interface", iface, err, errlen)) {
+		*missing = true;
+		return -1;
+	}
 	snprintf(dir, sizeof(dir), "%s/class/net/%s/statistics", root, iface);
-	if (strchr(iface, '/') != NULL || !is_dir(dir)) {
+	if (!is_dir(dir)) {
 		*missing = true;
 		snprintf(err, errlen, "no network interface %s (%s; see ip "
 		    "link)", iface, dir);

@@ -31,8 +31,9 @@ json_t *ctr_from_prom(const char *source, const struct prom_sample *s,
  * "/sys").  port_xmit_data and port_rcv_data, which count 4-byte words,
  * are reported in bytes as port_xmit_data_bytes / port_rcv_data_bytes
  * with raw_name, raw_value and scale.  Returns 0, or -1 with err set when
- * the device or port does not exist (*missing true) or a file cannot be
- * read.
+ * the device or port does not exist or its name is not one directory
+ * entry (empty, a '/', a leading '.') (*missing true both), or a file
+ * cannot be read.
  */
 int ctr_ib(const char *root, const char *dev, const char *port,
     double t_unix_s, ctr_emit emit, void *ctx, bool *missing, char *err,

@@ -564,6 +564,7 @@ options_into(json_t *r, const struct tpc_opts *o)
 	else
 		jset_null(r, "rate_bytes_per_s");
 	jset_u64(r, "rtt_samples", o->rtt_samples);
+	jset_num(r, "timeout_s", o->timeout_s);
 }
 
 /* The summary record; returns the exit status it implies. */

@@ -27,7 +27,7 @@
 #include "tcpproto.h"
 
 #define MAX_CONNS 1024
-#define CHUNK (256u << 10)	/* hash while the bytes are in cache */
+#define CHUNK (256u << 10)	/* a stream's buffer: payloads pass through it */
 
 struct slot {
 	int fd;
@@ -165,9 +165,10 @@ next_header(struct slot *sl, const char *peer, int fd, uint8_t hb[TP_FRAME_HDR],
 }
 
 /*
- * Read a payload of len bytes into buf, hashing each piece while it is
- * still in cache when ctx is given (*dig_ok false if OpenSSL failed).
- * 0, or -1 when the stream ends or fails first.
+ * Read a payload of len bytes through buf (CHUNK bytes, reused: the
+ * payload is never needed whole), hashing each piece as it arrives when
+ * ctx is given (*dig_ok false if OpenSSL failed).  0, or -1 when the
+ * stream ends or fails first.
  */
 static int
 read_payload(int fd, uint8_t *buf, uint32_t len, void *ctx, bool *dig_ok)
@@ -177,12 +178,12 @@ read_payload(int fd, uint8_t *buf, uint32_t len, void *ctx, bool *dig_ok)
 
 	*dig_ok = ctx == NULL || tp_digest_begin(ctx) == 0;
 	while (got < len) {
-		n = read(fd, buf + got, len - got < CHUNK ? len - got : CHUNK);
+		n = read(fd, buf, len - got < CHUNK ? len - got : CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return -1;
-		if (ctx && *dig_ok && tp_digest_update(ctx, buf + got,
+		if (ctx && *dig_ok && tp_digest_update(ctx, buf,
 		    (size_t)n) != 0)
 			*dig_ok = false;
 		got += (size_t)n;
@@ -197,7 +198,7 @@ serve_stream(struct session *se, uint32_t id, int fd, const char *peer)
 	struct slot *sl = &se->s[id];
 	uint8_t hb[TP_FRAME_HDR], md[32];
 	uint32_t max = se->h.frame_bytes;
-	uint8_t *buf = malloc(max);
+	uint8_t *buf = malloc(CHUNK);
 	void *ctx = tp_ctx_new();
 	struct tp_frame f;
 	char msg[160];
@@ -294,14 +295,14 @@ send_stats(int fd, struct session *se)
 }
 
 /*
- * DONE: wait (bounded) for every stream to end, close the books with the
- * client's frame counts and send RESULT.  Returns the summed result.
+ * DONE: wait (bounded) for every stream to end and close the books with
+ * the client's frame counts: the summed result, and the RESULT body in
+ * b (its length returned, or -1 for a bad DONE).
  */
 static int
-finish(int fd, struct session *se, const uint8_t *body, uint32_t len,
-    struct tp_result *sum, double *elapsed)
+finish(struct session *se, const uint8_t *body, uint32_t len,
+    struct tp_result *sum, double *elapsed, uint8_t *b)
 {
-	uint8_t b[12 + 32 * TP_MAX_STREAMS];
 	double t0 = 0, t1 = 0, limit = kv_mono() + opts->idle_s;
 	struct timespec ts;
 	uint32_t i, n = se->h.streams;
@@ -347,7 +348,7 @@ finish(int fd, struct session *se, const uint8_t *body, uint32_t len,
 	}
 	*elapsed = t1 > t0 ? t1 - t0 : 0;
 	tp_put64(b + 4, (uint64_t)(*elapsed * 1e9));
-	return tp_send_ctl(fd, TP_RESULT, b, 12 + 32 * n);
+	return (int)(12 + 32 * n);
 }
 
 static void
@@ -383,10 +384,13 @@ static int
 control_loop(int fd, struct session *se)
 {
 	uint8_t h[TP_CTL_HDR], body[TP_MAX_BODY], type;
+	uint8_t res[12 + 32 * TP_MAX_STREAMS];
 	uint32_t len;
 	char err[160];
 	struct tp_result sum = { 0 };
 	double el = 0;
+	bool bad;
+	int n;
 
 	for (;;) {
 		if (read_ctl(fd, h, false, &type, body, &len, err,
@@ -399,13 +403,17 @@ control_loop(int fd, struct session *se)
 			if (send_stats(fd, se) != 0)
 				break;
 		} else if (type == TP_DONE) {
-			if (finish(fd, se, body, len, &sum, &el) != 0) {
-				snprintf(err, sizeof(err), "bad DONE message "
-				    "or the client left before RESULT");
+			if ((n = finish(se, body, len, &sum, &el, res)) < 0) {
+				snprintf(err, sizeof(err), "bad DONE message");
 				break;
 			}
-			session_record(se, &sum, el, "ok");
-			return sum.frames_bad || sum.seq_gaps ? KV_FAIL : KV_OK;
+			/* the record first: once RESULT is out, it is there */
+			bad = sum.frames_bad || sum.seq_gaps;
+			session_record(se, &sum, el, bad ?
+			    "verification_failed" : "ok");
+			if (tp_send_ctl(fd, TP_RESULT, res, (uint32_t)n) != 0)
+				report(se->peer, "the client left before RESULT");
+			return bad ? KV_FAIL : KV_OK;
 		} else {
 			snprintf(err, sizeof(err), "unexpected control message "
 			    "type %u (%u bytes)", (unsigned)type, (unsigned)len);

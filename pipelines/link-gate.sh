@@ -17,8 +17,12 @@
 # kvg-a).  --mode auto picks: exec when either is set; netns when root
 # (the gate makes namespaces kvg-a and kvg-b joined by a veth pair, and
 # removes them); loopback otherwise (empty prefixes, 127.0.0.1, lo).
-# KVGATE_BIN, when set, is put first in PATH.  pipelines/link-gate.md
-# describes the evidence directory and every verdict field.
+# KVGATE_BIN, when set, is put first in PATH.  Every file a role's
+# command touches lives on that role's node: B's slot directory and server
+# log are made through B's prefix, and the log is copied back through it;
+# everything else a role makes is its stdout, captured here.
+# pipelines/link-gate.md describes the evidence directory and every
+# verdict field.
 #
 # Exit: 0 verdict passed, 1 failed, 2 usage, 69 a resource is missing.
 set -u
@@ -95,7 +99,7 @@ done
 # --- stages -------------------------------------------------------------
 t0=$(date +%s.%N)
 if [ "$dry" = 1 ]; then
-	ev=${ev:-EVIDENCE} slots=SLOTS
+	ev=${ev:-EVIDENCE}
 else
 	if [ -n "$ev" ]; then
 		[ -e "$ev" ] && [ -n "$(ls -A "$ev" 2>/dev/null)" ] &&
@@ -106,8 +110,8 @@ else
 			die "cannot create an evidence directory" 74
 	fi
 	ev=$(cd "$ev" && pwd)
-	slots=$(mktemp -d "${TMPDIR:-/tmp}/kvgate-slots.XXXXXX") || exit 74
 fi
+slots=''	# B's slot directory, on B
 
 # role ROLE OUT CMD...: run CMD through the role's prefix, stdout to OUT
 # (relative to the evidence dir), stderr to the role's log.  With
@@ -122,6 +126,32 @@ role() {
 	fi
 	# shellcheck disable=SC2086
 	$pre "$@" >"$ev/$out" 2>>"$ev/stderr-$r.log"
+}
+
+# b_slots: make B's slot directory on B (through B's prefix) into $slots.
+b_slots() {
+	if [ "$dry" = 1 ]; then
+		echo "B: ${exec_b:+$exec_b }mktemp -d -t kvgate-slots.XXXXXX"
+		slots=SLOTS
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	slots=$($exec_b mktemp -d -t kvgate-slots.XXXXXX 2>>"$ev/stderr-B.log")
+	case $slots in /*) return 0 ;; esac
+	slots=''
+	return 1
+}
+
+# b_slots_rm: remove B's slot directory on B.
+b_slots_rm() {
+	[ -n "$slots" ] || return 0
+	if [ "$dry" = 1 ]; then
+		echo "B: ${exec_b:+$exec_b }rm -rf $slots"
+	else
+		# shellcheck disable=SC2086
+		$exec_b rm -rf "$slots" 2>>"$ev/stderr-B.log"
+	fi
+	slots=''
 }
 
 stage() { eval "st_$1=\$2"; }
@@ -144,8 +174,10 @@ cleanup() {
 		    --slot-dir "$slots" --name tcp-probe-server
 		server_up=0
 	fi
+	# the server's log, from B, with its last lines: after the stop
+	[ -n "$slots" ] && role B server.log cat "$slots/server.log"
+	b_slots_rm
 	[ "$ns_up" = 1 ] && kvg_netns_down && ns_up=0
-	[ "$dry" = 1 ] || rm -rf "$slots"
 }
 trap 'cleanup; exit 70' INT TERM HUP
 trap cleanup EXIT
@@ -177,22 +209,26 @@ run_stages() {
 	fi
 	passed_if env_a role A env-a.json env-snapshot --role a
 	passed_if env_b role B env-b.json env-snapshot --role b
+	b_slots || { stage server_start failed; return 1; }
+	# on B, like the slot directory it sits in
+	blog=$slots/server.log
 	if [ "$port" = 0 ]; then
 		ready="--ready-cmd"
-		readyarg="grep -q '\"kind\":\"listening\"' '$ev/server.log'"
+		readyarg="grep -q '\"kind\":\"listening\"' '$blog'"
 	else
 		ready="--ready-tcp" readyarg="$addr:$port"
 	fi
 	if role B session-run.json session-run --slot-dir "$slots" \
-	    --name tcp-probe-server --log "$ev/server.log" "$ready" "$readyarg" \
+	    --name tcp-probe-server --log "$blog" "$ready" "$readyarg" \
 	    --ready-timeout 15s -- tcp-probe server --bind "$addr" --port "$port"
 	then
 		server_up=1; stage server_start passed
 	else
 		stage server_start failed; return 1
 	fi
-	[ "$dry" = 1 ] || [ "$port" != 0 ] || port=$(jq -r \
-	    'select(.kind=="listening").port' "$ev/server.log" | head -1)
+	# shellcheck disable=SC2086
+	[ "$dry" = 1 ] || [ "$port" != 0 ] || port=$($exec_b cat "$blog" |
+	    jq -r 'select(.kind=="listening").port' | head -1)
 	passed_if counters_before snap before
 	passed_if client role A client.jsonl tcp-probe client "$addr" \
 	    --port "$port" --duration "$duration" -P "$streams" \
@@ -266,29 +302,36 @@ verdict=$(jq -nc --argjson p "$params" --argjson s "$stages" \
    wire_tx_bytes: $tx, wire_rx_bytes: $rx,
    wire_overhead_ratio: (if $v != null and $v > 0 and $rx != null
        then $rx / $v else null end),
-   checks: $checks, stages: $s}')
-printf '%s\n' "$verdict" >"$ev/verdict.json"
+   checks: $checks, stages: $s} |
+  # the claim: everything but the seal, which cannot seal itself
+  .passed = ([.checks[]] | all) |
+  .evidence_level = (if .passed then "MEASURED_COMPATIBILITY"
+      else "UNPROVEN" end) |
+  .evidence_level_limit = "MEASURED_COMPATIBILITY"')
+printf '%s\n' "$verdict" >"$ev/verdict.json" || die "cannot write $ev/verdict.json" 74
 
-# Seal: every file in the evidence directory, then check the seal.
+# Seal: every file in the evidence directory, the claim included, then
+# check the seal.  The manifest is written beside the directory first, so
+# it never lists itself half-written.
 seal=failed
-if sha-manifest create --root "$ev" --exclude MANIFEST.jsonl \
-    >"$slots.manifest" &&
-    mv "$slots.manifest" "$ev/MANIFEST.jsonl" &&
+mtmp=$(mktemp "${TMPDIR:-/tmp}/kvgate-manifest.XXXXXX") || die "cannot create a temporary file" 74
+if sha-manifest create --root "$ev" --exclude MANIFEST.jsonl >"$mtmp" &&
+    mv "$mtmp" "$ev/MANIFEST.jsonl" &&
     sha-manifest verify "$ev/MANIFEST.jsonl" --root "$ev" \
     --exclude MANIFEST.jsonl >/dev/null; then
 	seal=passed
 fi
+rm -f "$mtmp"
 msha=$(sha256sum "$ev/MANIFEST.jsonl" 2>/dev/null | cut -d' ' -f1)
-printf '%s\n' "$verdict" | jq -c --arg seal "$seal" --arg m "$ev/MANIFEST.jsonl" \
-    --arg msha "$msha" '
+# stdout: the sealed claim, the seal's result, and the manifest's SHA-256
+# that ties the two together
+v=$(printf '%s\n' "$verdict" | jq -c --arg seal "$seal" \
+    --arg m "$ev/MANIFEST.jsonl" --arg msha "$msha" '
   .stages.seal = $seal | .checks.sealed = ($seal == "passed") |
-  .passed = ([.checks[]] | all) |
-  .evidence_level = (if .passed then "MEASURED_COMPATIBILITY" else "UNPROVEN" end) |
-  .evidence_level_limit = "MEASURED_COMPATIBILITY" |
-  .manifest = $m | .manifest_sha256 = (if $msha == "" then null else $msha end)' \
-    >"$ev/verdict.out" || exit 70
-v=$(cat "$ev/verdict.out")
-rm -f "$ev/verdict.out"
+  .passed = (.passed and .checks.sealed) |
+  .evidence_level = (if .passed then .evidence_level else "UNPROVEN" end) |
+  .manifest = $m | .manifest_sha256 = (if $msha == "" then null else $msha end)') ||
+    exit 70
 printf '%s\n' "$v"
 [ "$st_netns" = failed ] && exit 69
 [ "$(printf '%s' "$v" | jq -r .passed)" = true ]

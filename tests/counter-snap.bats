@@ -221,6 +221,23 @@ print(s.getsockname()[1], flush=True); c, _ = s.accept(); time.sleep(20)'; }
 	[ "$(printf '%s\n' "$output" | grep -c '"kind":"counter"')" -eq 4 ]
 }
 
+@test "a device, port or interface name with / or a leading . cannot walk out of the sysfs class directory: status 69" {
+	sys_copy
+	# a counters tree outside class/infiniband that ../ would reach
+	mkdir -p "$TMP/sys/x/ports/1/counters" "$TMP/sys/class/infiniband/rxe0/ports/.h/counters"
+	echo 7 >"$TMP/sys/x/ports/1/counters/symbol_error"
+	echo 7 >"$TMP/sys/class/infiniband/rxe0/ports/.h/counters/symbol_error"
+	mkdir -p "$TMP/sys/class/statistics" && echo 9 >"$TMP/sys/class/statistics/tx_bytes"
+	for src in ib:../../x:1 ib:../../x ib:rxe0:../../../../x/ports/1 ib:rxe0:.h ib:.rxe0:1 ib:rxe0: netdev:.. netdev:../net/veth-kvg; do
+		run counter-snap --sysfs-root "$TMP/sys" "$src"
+		assert_failure 69
+		[ "$(printf '%s\n' "$output" | grep -c '"kind":"counter"')" -eq 0 ]
+		assert_output --partial "no '/' and no leading '.'"
+	done
+	run counter-snap --sysfs-root "$TMP/sys" ib:rxe0:1
+	assert_success
+}
+
 @test "--diff: deltas and seconds, a counter that went backwards is a reset, a gauge may fall" {
 	sys_copy
 	counter-snap --sysfs-root "$TMP/sys" netdev:veth-kvg ib:rxe0:1 >"$TMP/before"

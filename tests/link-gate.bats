@@ -40,7 +40,7 @@ verdict() { printf '%s\n' "$output" | tail -1; }
 	assert_output --partial "local: counter-snap --diff"
 	assert_output --partial "local: sha-manifest create --root $TMP/ev"
 	[ "$(printf '%s\n' "$output" | grep -c '^A: ')" -eq 4 ]
-	[ "$(printf '%s\n' "$output" | grep -c '^B: ')" -eq 5 ]
+	[ "$(printf '%s\n' "$output" | grep -c '^B: ')" -eq 8 ]
 	v=$(verdict)
 	[ "$(jqv "$v" .dry_run)" = true ]
 	[ "$(jqv "$v" .evidence_level)" = UNKNOWN ]
@@ -57,6 +57,74 @@ verdict() { printf '%s\n' "$output" | tail -1; }
 	assert_output --partial "A: ssh node1 tcp-probe client 192.0.2.2 --port 5201"
 	assert_output --partial "B: srun -w node2 -- counter-snap netdev:ib1"
 	[ "$(jqv "$(verdict)" .mode)" = exec ]
+}
+
+@test "--dry-run: B's slot directory and server log are made, read and removed through B's prefix, never here" {
+	KVGATE_EXEC_A="ssh node1" KVGATE_EXEC_B="ssh node2" run "$GATE" \
+	    --dry-run --server-addr 192.0.2.2 --iface-a ib0 --iface-b ib1 \
+	    --evidence "$TMP/ev"
+	assert_success
+	assert_output --partial "B: ssh node2 mktemp -d -t kvgate-slots.XXXXXX"
+	assert_output --partial "B: ssh node2 session-run --slot-dir SLOTS --name tcp-probe-server --log SLOTS/server.log"
+	assert_output --partial "B: ssh node2 session-stop --slot-dir SLOTS"
+	assert_output --partial "B: ssh node2 cat SLOTS/server.log > $TMP/ev/server.log"
+	assert_output --partial "B: ssh node2 rm -rf SLOTS"
+	# no role command names a path in the local evidence directory
+	refute_output --regexp "^[AB]: [^>]*$TMP/ev"
+	# the log is copied back after the stop, the slots removed after that
+	printf '%s\n' "$output" | grep -n '^B: ' >"$TMP/b"
+	stop=$(grep -m1 session-stop "$TMP/b" | cut -d: -f1)
+	copy=$(grep -m1 'cat SLOTS' "$TMP/b" | cut -d: -f1)
+	rm=$(grep -m1 'rm -rf' "$TMP/b" | cut -d: -f1)
+	[ "$stop" -lt "$copy" ] && [ "$copy" -lt "$rm" ]
+	[ ! -e "$TMP/ev" ]
+}
+
+# node_b: an executable prefix that plays a second node: namespace $NSB,
+# its own /tmp ($TMP/node-b-tmp bound over /tmp in a private mount
+# namespace), working directory /, no TMPDIR.  Nothing the gate makes
+# under its own TMPDIR or evidence directory is visible through it.
+make_node_b() {
+	mkdir -p "$TMP/node-b-tmp"
+	cat >"$TMP/node-b" <<'EOS'
+#!/bin/sh
+ns=$1 tmp=$2
+shift 2
+exec ip netns exec "$ns" unshare -m --propagation private sh -c \
+    'mount --bind "$0" /tmp && cd / && exec env -u TMPDIR "$@"' "$tmp" "$@"
+EOS
+	chmod +x "$TMP/node-b"
+}
+
+@test "exec mode with a B that cannot see the gate's files: B's slots and log live on B, the log comes back, nothing is left on B" {
+	need_netns
+	command -v unshare >/dev/null || skip "unshare not installed"
+	kvg_netns_up "$NSA" "$NSB" || skip "cannot make namespaces"
+	make_node_b
+	# B really has another /tmp
+	run "$TMP/node-b" "$NSB" "$TMP/node-b-tmp" ls "$TMP"
+	assert_failure
+	mkdir "$TMP/gate-tmp"
+	TMPDIR=$TMP/gate-tmp KVGATE_EXEC_A="ip netns exec $NSA" \
+	    KVGATE_EXEC_B="$TMP/node-b $NSB $TMP/node-b-tmp" run "$GATE" \
+	    --mode exec --server-addr 10.199.0.2 --iface-a "$KVG_VETH_A" \
+	    --iface-b "$KVG_VETH_B" --duration 500ms -P 2 --evidence "$TMP/ev"
+	assert_success
+	v=$(verdict)
+	[ "$(jqv "$v" .mode)" = exec ]
+	[ "$(jqv "$v" .passed)" = true ]
+	[ "$(jqv "$v" .stages.server_start)" = passed ]
+	[ "$(jqv "$v" .checks.server_stopped)" = true ]
+	# the server's log came back from B, whole (its records and messages)
+	s=$(grep '^{' "$TMP/ev/server.log" | jq -c 'select(.kind=="session")')
+	[ "$(jqv "$s" .state)" = ok ]
+	[ "$(jqv "$s" .verified_bytes)" -eq "$(jqv "$v" .verified_bytes)" ]
+	# the server ran in B's working directory and was stopped there
+	[ "$(jq -r .cwd "$TMP/ev/session-run.json")" = / ]
+	[ "$(jq -r .verified "$TMP/ev/session-stop.json")" = true ]
+	# the slot directory was B's, and is gone; nothing was made here
+	[ -z "$(ls -A "$TMP/node-b-tmp")" ]
+	[ -z "$(ls -A "$TMP/gate-tmp")" ]
 }
 
 @test "usage errors exit 2" {
@@ -97,6 +165,30 @@ verdict() { printf '%s\n' "$output" | tail -1; }
 	pid=$(jq -r .pid "$TMP/ev/session-run.json")
 	state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
 	[ "$state" = gone ] || [ "$state" = Z ]
+}
+
+@test "the sealed verdict.json is the claim (passed, evidence level) and the stdout verdict ties it to the manifest's SHA-256" {
+	run "$GATE" --mode loopback --duration 500ms -P 1 --evidence "$TMP/ev"
+	assert_success
+	v=$(verdict)
+	c=$(cat "$TMP/ev/verdict.json")
+	[ "$(jqv "$c" .passed)" = true ]
+	[ "$(jqv "$c" .evidence_level)" = MEASURED_COMPATIBILITY ]
+	[ "$(jqv "$c" .evidence_level_limit)" = MEASURED_COMPATIBILITY ]
+	# stdout is the sealed claim plus the seal's own result, nothing else
+	[ "$(jqv "$v" 'del(.stages.seal, .checks.sealed, .manifest, .manifest_sha256)|tojson')" = \
+	    "$(jqv "$c" 'tojson')" ]
+	[ "$(jqv "$v" .stages.seal)" = passed ]
+	# the manifest seals this very claim, and stdout names that manifest
+	h=$(sha256sum "$TMP/ev/verdict.json" | cut -d' ' -f1)
+	grep -F verdict.json "$TMP/ev/MANIFEST.jsonl" | grep -qF "$h"
+	[ "$(jqv "$v" .manifest_sha256)" = "$(sha256sum "$TMP/ev/MANIFEST.jsonl" | cut -d' ' -f1)" ]
+	# a failed run's claim is sealed too
+	run "$GATE" --mode loopback --iface-b no-such-if0 --duration 500ms -P 1 \
+	    --evidence "$TMP/ev2"
+	assert_failure 1
+	[ "$(jq -r .passed "$TMP/ev2/verdict.json")" = false ]
+	[ "$(jq -r .evidence_level "$TMP/ev2/verdict.json")" = UNPROVEN ]
 }
 
 @test "tampering with any file in the evidence directory makes sha-manifest verify fail" {

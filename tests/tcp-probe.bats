@@ -127,6 +127,32 @@ summary() { printf '%s\n' "$output" | jq -c 'select(.kind=="summary")'; }
 	assert_output true
 }
 
+@test "the summary records every client option used, --timeout included" {
+	start_server
+	run tcp-probe client 127.0.0.1 --port "$PORT" --bytes 1MiB -P 2 \
+	    --frame 128KiB --verify none --interval 250ms --rate 1Gbit/s \
+	    --rtt-samples 5 --timeout 7s
+	assert_success
+	s=$(summary)
+	[ "$(jqv "$s" .host)" = 127.0.0.1 ]
+	[ "$(jqv "$s" .port)" -eq "$PORT" ]
+	[ "$(jqv "$s" .streams)" -eq 2 ]
+	[ "$(jqv "$s" .frame_bytes)" -eq 131072 ]
+	[ "$(jqv "$s" .verify)" = none ]
+	[ "$(jqv "$s" .bytes)" -eq 1048576 ]
+	[ "$(jqv "$s" .duration_s)" = null ]
+	[ "$(jqv "$s" .interval_s)" = 0.25 ]
+	[ "$(jqv "$s" .rate_bytes_per_s)" -eq 125000000 ]
+	[ "$(jqv "$s" .rtt_samples)" -eq 5 ]
+	[ "$(jqv "$s" .timeout_s)" -eq 7 ]
+	# and the defaults when none is given
+	run tcp-probe client 127.0.0.1 --port "$PORT" --bytes 64KiB --interval 0
+	assert_success
+	s=$(summary)
+	[ "$(jqv "$s" '.timeout_s > 0')" = true ]
+	[ "$(jqv "$s" .rate_bytes_per_s)" = null ]
+}
+
 @test "--verify none still checks sequence and length and reports the mode" {
 	start_server
 	run tcp-probe client 127.0.0.1 --port "$PORT" --bytes 4MiB --verify none \
@@ -166,6 +192,11 @@ summary() { printf '%s\n' "$output" | jq -c 'select(.kind=="summary")'; }
 	[ "$(jqv "$s" '.verified_bytes + .frames_bad * 65536 == .sent_bytes')" = true ]
 	[ "$(jqv "$s" .verified)" = false ]
 	[ "$(jqv "$s" .state)" = verification_failed ]
+	# the server's own record says the same, with the same counts
+	r=$(jq -c 'select(.kind=="session")' "$TMP/srv.out")
+	[ "$(jqv "$r" .state)" = verification_failed ]
+	[ "$(jqv "$r" .frames_bad)" -eq "$bad" ]
+	[ "$(jqv "$r" .verified_bytes)" -eq "$(jqv "$s" .verified_bytes)" ]
 }
 
 @test "a server killed mid-run: the client prints what it had, an error record, status 69" {
@@ -209,6 +240,36 @@ summary() { printf '%s\n' "$output" | jq -c 'select(.kind=="summary")'; }
 	assert_output --partial "closed without a word"
 	grep -q '^tcp-probe: client 127.0.0.1:[0-9]*: protocol version 9' "$TMP/srv.err"
 	kill -0 "$SRV_PID"
+}
+
+@test "128 streams announcing 64 MiB frames do not make the server allocate a frame per stream" {
+	# 128 x 64 MiB is 8 GiB; each stream's buffer must stay bounded, so
+	# the server fits in 512 MiB of data segment.  A sanitized build's
+	# shadow memory does not fit any data limit: there, no single
+	# allocation may pass 16 MiB instead.
+	case $KVGATE_BIN in
+	*asan*) limit=:; export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=16 ;;
+	*) limit="ulimit -d 524288" ;;
+	esac
+	(eval "$limit" && exec tcp-probe server --bind 127.0.0.1 --port 0 \
+	    --once) >"$TMP/srv.out" 2>"$TMP/srv.err" &
+	SRV_PID=$!
+	for _ in $(seq 100); do
+		PORT=$(jq -r 'select(.kind=="listening").port' "$TMP/srv.out" 2>/dev/null | head -1)
+		[ -n "$PORT" ] && break
+		sleep 0.05
+	done
+	run python3 "$FIX/tcpprobe-bad-client.py" "$PORT" bigframes
+	assert_success
+	assert_output --partial "welcome 0"
+	assert_output --partial "attached 128"
+	rc=0
+	wait "$SRV_PID" || rc=$?
+	SRV_PID=
+	[ "$rc" -eq 1 ]
+	run cat "$TMP/srv.out"
+	refute_output --partial "out of memory"
+	[ "$(jq -r 'select(.kind=="session").state' "$TMP/srv.out")" = aborted ]
 }
 
 @test "a wrong-version HELLO is answered with WELCOME status 2, bad parameters with 3" {
