@@ -232,6 +232,12 @@ test_check(void)
 	j.target = "u";
 	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "modified");
 	CHECK(strstr(rec, "\"expected_target\":\"t\"") != NULL);
+	/* a name that is not UTF-8 (a sha256sum manifest) is escaped */
+	e = (struct mf_entry){ .path = "d\xe9j\\\x01\xffok", .type = MF_FILE };
+	j = (struct mf_job){ .path = e.path, .st = MF_MISSING };
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "missing");
+	CHECK_STR(rec, "{\"kind\":\"check\",\"path\":null,\"path_escaped\":"
+	    "\"d\\\\xe9j\\\\\\\\\\\\x01\\\\xffok\",\"status\":\"missing\"}");
 }
 
 int
