@@ -198,6 +198,23 @@ teardown() { session_teardown; }
 	[[ $stderr == *"never not ready: readiness timeout; stopping it"* ]]
 }
 
+@test "a --ready-cmd that hangs is killed with its process group at --ready-timeout" {
+	pf=$BATS_TEST_TMPDIR/probe.pid
+	# the outer timeout only turns a hang into a failure (124)
+	run --separate-stderr timeout 20 session-run --slot-dir "$SLOTS" --name hang \
+	    --ready-cmd "sleep 60 & echo \$! >$pf; wait" --ready-timeout 1s -- \
+	    sleep 100
+	[ -s "$pf" ] && OTHER_PIDS+=("$(cat "$pf")")
+	assert_failure 1
+	assert_equal "$(jqv "$output" .kind)" not_ready
+	assert_equal "$(jqv "$output" .reason)" "readiness timeout"
+	assert_equal "$(jqv "$output" .verified)" true
+	assert_equal "$(jqv "$output" '.leaked|length')" 0
+	! alive "$(jqv "$output" .pid)"
+	! alive "$(cat "$pf")"
+	[ ! -e "$SLOTS/hang.json" ]
+}
+
 @test "a service that exits before it is ready fails at once" {
 	port=$(free_port)	# nobody listens there
 	run --separate-stderr session-run --slot-dir "$SLOTS" --name dies \
