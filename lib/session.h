@@ -46,7 +46,11 @@ struct stop_opts {
 /*
  * Verify that the slot's process is the one that was started (boot id,
  * alive, start time, session leader of the recorded sid, recorded cwd);
- * on any mismatch signal nothing.  Otherwise signal the leader and every
+ * on any mismatch signal nothing.  A leader that has exited (gone, or a
+ * zombie not ours) on the same boot skips the leader checks and sets
+ * "leader_exited":true: the members of the recorded sid that started at
+ * or after the recorded start time are stopped (a sid is not reused while
+ * a member holds it).  Otherwise signal the leader and every
  * verified member of its session (and of its cgroup, if any), wait,
  * escalate to SIGKILL, and confirm the session is empty.  Fills rec with
  * verified, failed_check, reason, signalled, escalated, killed, escaped,
