@@ -227,6 +227,49 @@ session_cgroup_create(const char *name, char *err, size_t errlen)
 
 /* --- starting ----------------------------------------------------------- */
 
+int
+session_log_open(int dirfd, const char *name, char *err, size_t errlen)
+{
+	char path[128];
+	struct stat st;
+	int fd, fl;
+
+	snprintf(path, sizeof(path), "%s.log", name);
+	/* O_NONBLOCK: a FIFO planted there fails (ENXIO) instead of blocking */
+	fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, errno == ELOOP ? "%s is a symbolic link: "
+		    "refusing to follow it (remove it, or give --log)" :
+		    "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto bad;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file: refusing to "
+		    "write to it (remove it, or give --log)", path);
+		goto bad;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s belongs to uid %d, not to us (uid %d): "
+		    "refusing to write to it (remove it, or give --log)", path,
+		    (int)st.st_uid, (int)geteuid());
+		goto bad;
+	}
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto bad;
+	}
+	return fd;
+bad:
+	close(fd);
+	return -1;
+}
+
 /* In the child: become the session leader and exec; errno goes to ep. */
 static noreturn void
 child(const struct spawn *sp, int ep)
@@ -249,7 +292,8 @@ child(const struct spawn *sp, int ep)
 		close(fd);
 	}
 	/* the log before chdir: a relative path is the caller's */
-	fd = open(sp->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = sp->log_fd >= 0 ? sp->log_fd :
+	    open(sp->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 		goto fail;
 	if (chdir(sp->cwd) < 0)

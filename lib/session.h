@@ -73,8 +73,17 @@ struct spawn {
 	char *const *argv;	/* argv[0] is looked up in PATH */
 	const char *cwd;	/* the service's working directory */
 	const char *log;	/* its stdout and stderr, appended */
+	int log_fd;		/* if >= 0, the log already open (log unused) */
 	const char *cgroup;	/* a cgroup directory to join, or NULL */
 };
+
+/*
+ * Open (create, append) the default log DIR/NAME.log for session_spawn's
+ * log_fd: never through a symbolic link, and only a regular file owned by
+ * the caller's effective uid.  The fd (close-on-exec), or -1 with the
+ * reason in err.
+ */
+int session_log_open(int dirfd, const char *name, char *err, size_t errlen);
 
 /*
  * Start sp->argv as the leader of a new session and process group, with

@@ -53,6 +53,34 @@ teardown() { session_teardown; }
 	grep -qx hello "$SLOTS/quiet.log"
 }
 
+@test "a symlink planted at SLOTDIR/NAME.log is refused, its target untouched" {
+	printf 'precious\n' >"$BATS_TEST_TMPDIR/target"
+	ln -s "$BATS_TEST_TMPDIR/target" "$SLOTS/evil.log"
+	run --separate-stderr session-run --slot-dir "$SLOTS" --name evil -- \
+	    sh -c 'echo clobbered; exec sleep 300'
+	assert_failure 69
+	assert_equal "$(jqv "$output" .kind)" refused
+	assert_equal "$(jqv "$output" .error)" "log unsafe"
+	[[ $stderr == *"$SLOTS/evil.log is a symbolic link: refusing to follow it"* ]]
+	[ ! -e "$SLOTS/evil.json" ]
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/target")" precious
+	# nor a FIFO, nor a file of another user's
+	rm "$SLOTS/evil.log"
+	mkfifo "$SLOTS/evil.log"
+	run --separate-stderr timeout 20 session-run --slot-dir "$SLOTS" --name evil -- sleep 300
+	assert_failure 69
+	[ ! -e "$SLOTS/evil.json" ]
+	rm "$SLOTS/evil.log"
+	if [ "$(id -u)" -eq 0 ]; then
+		: >"$SLOTS/evil.log"
+		chown 65534 "$SLOTS/evil.log"
+		run --separate-stderr session-run --slot-dir "$SLOTS" --name evil -- sleep 300
+		assert_failure 69
+		[[ $stderr == *"evil.log belongs to uid 65534, not to us"* ]]
+		[ ! -e "$SLOTS/evil.json" ]
+	fi
+}
+
 @test "a slot held by a live matching process is refused and left alone" {
 	session-run --slot-dir "$SLOTS" --name db -- sleep 300 >/dev/null
 	pid=$(slot_field db pid)
