@@ -86,7 +86,7 @@ discard(char *p, size_t size, size_t n, void *ctx)
 }
 
 static bool
-probe_http(const char *url)
+probe_http(const char *url, double end)
 {
 	CURL *c = cu.init ? cu.init() : NULL;
 	long code = 0;
@@ -95,7 +95,8 @@ probe_http(const char *url)
 	if (c == NULL)
 		return false;
 	cu.setopt(c, CURLOPT_URL, url);
-	cu.setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
+	cu.setopt(c, CURLOPT_TIMEOUT_MS,
+	    (long)fmax(1.0, fmin(1000.0, 1000.0 * (end - kv_mono()))));
 	cu.setopt(c, CURLOPT_NOSIGNAL, 1L);
 	cu.setopt(c, CURLOPT_WRITEFUNCTION, discard);
 	ok = cu.perform(c) == CURLE_OK &&
@@ -164,13 +165,14 @@ ready_probe(const struct ready *r, double end)
 	if (r->tcp) {
 		if (ready_split_hostport(r->tcp, host, sizeof(host), port,
 		    sizeof(port)) < 0 ||
-		    (fd = kv_connect(host, port, 0.5, err, sizeof(err))) < 0)
+		    (fd = kv_connect(host, port, fmax(0.001, fmin(0.5,
+		    end - kv_mono())), err, sizeof(err))) < 0)
 			return false;
 		close(fd);
 		return true;
 	}
 	if (r->http)
-		return probe_http(r->http);
+		return probe_http(r->http, end);
 	if (r->cmd)
 		return probe_cmd(r->cmd, end);
 	return true;
