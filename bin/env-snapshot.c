@@ -110,7 +110,8 @@ add(const struct options *o, json_t *vars, json_t *red, const struct var *v)
 	char *partial = NULL;
 	bool hide = redact_name(v->name) ||
 	    (o->has_deny && regexec(&o->deny, v->name, 0, NULL, 0) == 0) ||
-	    !utf8(val) || redact_value_shape(val) != NULL;
+	    !utf8(val) || redact_value_shape(val) != NULL ||
+	    redact_hex_secret(v->name, val) != NULL;
 	int rc;
 
 	if (!hide && (partial = redact_url_passwords(val)) != NULL)

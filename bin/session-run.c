@@ -120,7 +120,8 @@ abandon(int dirfd, const char *name, const struct slot *s, const char *why)
 static int
 run(const struct options *o, struct slot *s)
 {
-	struct spawn sp = { o->argv, o->cwd, o->log, NULL };
+	struct spawn sp = { .argv = o->argv, .cwd = o->cwd, .log = o->log,
+	    .log_fd = -1 };
 	char err[512];
 	const char *why;
 	json_t *rec;
@@ -132,11 +133,21 @@ run(const struct options *o, struct slot *s)
 		kv_die(KV_UNAVAILABLE, "lock for slot %s:", o->name);
 	if ((rc = check_slot(dirfd, o->name)) != 0)
 		return rc;
+	if (o->log == NULL &&
+	    (sp.log_fd = session_log_open(dirfd, o->name, err,
+	    sizeof(err))) < 0) {
+		kv_warn("%s/%s", o->slot_dir, err);
+		emit(slot_note("refused", o->name, "log unsafe", err, NULL));
+		return KV_UNAVAILABLE;
+	}
 	if (o->cgroup && (s->cgroup = session_cgroup_create(o->name, err,
 	    sizeof(err))) == NULL)
 		kv_die(KV_UNAVAILABLE, "--cgroup: %s", err);
 	sp.cgroup = s->cgroup;
-	if ((pidfd = session_spawn(&sp, s)) < 0) {
+	pidfd = session_spawn(&sp, s);
+	if (sp.log_fd >= 0)
+		close(sp.log_fd);
+	if (pidfd < 0) {
 		kv_warn("cannot start %s:", o->argv[0]);
 		if (s->cgroup)
 			rmdir(s->cgroup);
@@ -242,7 +253,7 @@ main(int argc, char **argv)
 {
 	struct options o = { .ready = { .timeout_s = 60 } };
 	struct slot s = { 0 };
-	char cwd[PATH_MAX], logbuf[PATH_MAX], err[512];
+	char cwd[PATH_MAX], err[512];
 	int rc;
 
 	kv_setprogname(argv[0]);
@@ -258,10 +269,6 @@ main(int argc, char **argv)
 	for (char **a = o.argv; *a; a++)
 		if (json_array_append_new(s.argv, json_string(*a)) < 0)
 			kv_die(KV_USAGE, "COMMAND argument is not valid UTF-8");
-	if (o.log == NULL) {
-		snprintf(logbuf, sizeof(logbuf), "%s/%s.log", o.slot_dir, o.name);
-		o.log = logbuf;
-	}
 	rc = run(&o, &s);
 	slot_free(&s);
 	return kv_fshut(rc);

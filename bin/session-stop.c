@@ -79,7 +79,14 @@ stop(const struct options *o)
 	if (rec == NULL)
 		kv_die(KV_SOFTWARE, "out of memory");
 	rc = session_stop(&s, &o->stop, rec);
-	if (json_is_true(json_object_get(rec, "verified"))) {
+	if (json_is_true(json_object_get(rec, "leader_exited")))
+		kv_warn("%s: leader %d had already exited; stopped what was "
+		    "left of its session", o->name, (int)s.pid);
+	if (json_is_true(json_object_get(rec, "leader_exited")) &&
+	    json_array_size(json_object_get(rec, "leaked"))) {
+		/* the slot's sid and start time still name what is left */
+		json_object_set_new(rec, "slot_removed", json_false());
+	} else if (json_is_true(json_object_get(rec, "verified"))) {
 		if (session_slot_remove(dirfd, o->name) < 0)
 			kv_warn("removing slot %s:", o->name);
 		json_object_set_new(rec, "slot_removed", json_true());

@@ -197,10 +197,12 @@ static size_t
 extras(const struct options *o, int rootfd, const struct stat *mst,
     const struct mf_manifest *m)
 {
-	struct mf_walk w = { .exclude = o->exclude, .need_utf8 = true };
+	/* a sha256sum manifest can list any name: compare raw bytes */
+	struct mf_walk w = { .exclude = o->exclude, .need_utf8 = m->json };
 	char err[PATH_MAX + 64];
 	char **listed = malloc((m->n ? m->n : 1) * sizeof(*listed));
 	size_t n = 0;
+	json_t *r;
 
 	if (listed == NULL)
 		kv_die(KV_SOFTWARE, "out of memory");
@@ -220,8 +222,11 @@ extras(const struct options *o, int rootfd, const struct stat *mst,
 
 		if (bsearch(&p, listed, m->n, sizeof(*listed), cmp_str))
 			continue;
-		put(json_pack("{s:s, s:s, s:s}", "kind", "check", "path", p,
-		    "status", "extra"));
+		r = json_pack("{s:s}", "kind", "check");
+		if (r == NULL || mf_set_path(r, p) < 0 ||
+		    json_object_set_new(r, "status", json_string("extra")) < 0)
+			kv_die(KV_SOFTWARE, "out of memory");
+		put(r);
 		n++;
 	}
 	if (w.bad_names)

@@ -477,14 +477,48 @@ check_reason(const struct mf_entry *e, const struct mf_job *j)
 	}
 }
 
+int
+mf_set_path(json_t *r, const char *path)
+{
+	static const char hexd[] = "0123456789abcdef";
+	char *esc, *q;
+	json_t *v = json_string(path);
+	int rc;
+
+	if (v != NULL)
+		return json_object_set_new(r, "path", v);
+	/* not UTF-8: a null path and every byte spelt out */
+	if ((esc = malloc(4 * strlen(path) + 1)) == NULL)
+		return -1;
+	q = esc;
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (*p == '\\') {
+			*q++ = '\\';
+			*q++ = '\\';
+		} else if (*p >= 0x20 && *p < 0x7f) {
+			*q++ = (char)*p;
+		} else {
+			*q++ = '\\';
+			*q++ = 'x';
+			*q++ = hexd[*p >> 4];
+			*q++ = hexd[*p & 15];
+		}
+	}
+	*q = '\0';
+	rc = json_object_set_new(r, "path", json_null()) ||
+	    json_object_set_new(r, "path_escaped", json_string(esc));
+	free(esc);
+	return rc ? -1 : 0;
+}
+
 json_t *
 mf_check_record(const struct mf_entry *e, const struct mf_job *j,
     const char **status)
 {
 	const char *st = check_status(e, j), *why = check_reason(e, j);
 	bool ok = strcmp(st, "ok") == 0;
-	json_t *r = json_pack("{s:s, s:s}", "kind", "check", "path", e->path);
-	int bad = r == NULL;
+	json_t *r = json_pack("{s:s}", "kind", "check");
+	int bad = r == NULL || mf_set_path(r, e->path) < 0;
 
 	if (!bad && e->type == MF_SYMLINK) {
 		bad |= json_object_set_new(r, "type", json_string("symlink"));

@@ -105,6 +105,14 @@ struct mf_job {
 };
 
 /*
+ * Set r's "path" to path; a path that is not valid UTF-8 (possible only
+ * in a sha256sum-format manifest) becomes "path":null plus
+ * "path_escaped" with printable ASCII kept, '\\' doubled and every other
+ * byte written \xHH (two lower-case hex digits).  0, or -1 on ENOMEM.
+ */
+int mf_set_path(json_t *r, const char *path);
+
+/*
  * The check record of manifest entry e against what was found, j:
  * {"kind":"check","path":..,"status":..} with sha256, size_bytes and the
  * expected values where they differ.  *status gets the status name (a

@@ -127,10 +127,14 @@ mf_hash_file(int rootfd, const char *path, void *buf, size_t buflen,
 		return errno == ENOENT ? MF_MISSING : errno == ELOOP ?
 		    MF_NOT_REGULAR : MF_UNREADABLE;
 	}
-	if (fstat(fd, &a) < 0 || !S_ISREG(a.st_mode)) {
+	if (fstat(fd, &a) < 0) {
 		*err = errno;
 		close(fd);
-		return S_ISREG(a.st_mode) ? MF_UNREADABLE : MF_NOT_REGULAR;
+		return MF_UNREADABLE;	/* a is not filled in: never read it */
+	}
+	if (!S_ISREG(a.st_mode)) {
+		close(fd);
+		return MF_NOT_REGULAR;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	for (int attempt = 0; attempt < 3 && st == MF_UNSTABLE; attempt++) {

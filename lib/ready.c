@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,7 +86,7 @@ discard(char *p, size_t size, size_t n, void *ctx)
 }
 
 static bool
-probe_http(const char *url)
+probe_http(const char *url, double end)
 {
 	CURL *c = cu.init ? cu.init() : NULL;
 	long code = 0;
@@ -91,7 +95,8 @@ probe_http(const char *url)
 	if (c == NULL)
 		return false;
 	cu.setopt(c, CURLOPT_URL, url);
-	cu.setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
+	cu.setopt(c, CURLOPT_TIMEOUT_MS,
+	    (long)fmax(1.0, fmin(1000.0, 1000.0 * (end - kv_mono()))));
 	cu.setopt(c, CURLOPT_NOSIGNAL, 1L);
 	cu.setopt(c, CURLOPT_WRITEFUNCTION, discard);
 	ok = cu.perform(c) == CURLE_OK &&
@@ -101,13 +106,21 @@ probe_http(const char *url)
 	return ok;
 }
 
+/*
+ * Run sh -c cmd in its own process group and wait for it until the
+ * monotonic time end; past it, kill the whole group (while the unreaped
+ * shell still holds its PID, so the group cannot be another's) and reap
+ * the shell.
+ * True only when it exited 0 in time.
+ */
 static bool
-probe_cmd(const char *cmd)
+probe_cmd(const char *cmd, double end)
 {
-	int st, nul;
-	pid_t p = fork();
+	int st = 0, nul, pidfd;
+	pid_t p = fork(), w;
 
 	if (p == 0) {
+		setpgid(0, 0);
 		if ((nul = open("/dev/null", O_RDWR)) >= 0) {
 			dup2(nul, 0);
 			dup2(nul, 1);
@@ -115,13 +128,36 @@ probe_cmd(const char *cmd)
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
-	if (p < 0 || waitpid(p, &st, 0) != p)
+	if (p < 0)
 		return false;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	setpgid(p, p);	/* both sides: no race with the kill below */
+	pidfd = proc_pidfd_open(p);
+	while ((w = waitpid(p, &st, WNOHANG)) == 0 ||
+	    (w < 0 && errno == EINTR)) {
+		double left = end - kv_mono();
+
+		if (left <= 0) {
+			kill(-p, SIGKILL);
+			while ((w = waitpid(p, &st, 0)) < 0 && errno == EINTR)
+				;
+			if (pidfd >= 0)
+				close(pidfd);
+			return false;
+		}
+		/* a pidfd wakes at the exit; without one, look every 10 ms */
+		if (pidfd >= 0)
+			poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1,
+			    (int)fmin(left * 1000.0 + 1, 1000.0));
+		else
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return w == p && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 bool
-ready_probe(const struct ready *r)
+ready_probe(const struct ready *r, double end)
 {
 	char host[256], port[32], err[256];
 	int fd;
@@ -129,15 +165,16 @@ ready_probe(const struct ready *r)
 	if (r->tcp) {
 		if (ready_split_hostport(r->tcp, host, sizeof(host), port,
 		    sizeof(port)) < 0 ||
-		    (fd = kv_connect(host, port, 0.5, err, sizeof(err))) < 0)
+		    (fd = kv_connect(host, port, fmax(0.001, fmin(0.5,
+		    end - kv_mono())), err, sizeof(err))) < 0)
 			return false;
 		close(fd);
 		return true;
 	}
 	if (r->http)
-		return probe_http(r->http);
+		return probe_http(r->http, end);
 	if (r->cmd)
-		return probe_cmd(r->cmd);
+		return probe_cmd(r->cmd, end);
 	return true;
 }
 
@@ -149,7 +186,7 @@ ready_wait(const struct ready *r, int pidfd)
 	for (;;) {
 		if (proc_pidfd_exited(pidfd))
 			return "the service exited before it became ready";
-		if (ready_probe(r))
+		if (ready_probe(r, end))
 			return NULL;
 		if (kv_mono() >= end)
 			return "readiness timeout";

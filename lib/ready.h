@@ -24,8 +24,14 @@ int ready_split_hostport(const char *s, char *host, size_t hlen, char *port,
  */
 int ready_init(const struct ready *r, char *err, size_t errlen);
 
-/* One probe: true when the service answers (always true without one). */
-bool ready_probe(const struct ready *r);
+/*
+ * One probe: true when the service answers (always true without one),
+ * bounded by the monotonic time end (kv_mono): a TCP or HTTP probe gives
+ * up then (or after 0.5 s / 1 s, if sooner); a --ready-cmd probe still
+ * running then is killed with its whole process group, reaped, and
+ * counts as not ready.
+ */
+bool ready_probe(const struct ready *r, double end);
 
 /*
  * Probe every 100 ms until ready, the process behind pidfd exits, or the

@@ -15,10 +15,15 @@ static const char *const secret_words[] = {
 	"SECRETKEY", "PRIVATEKEY", "AUTHTOKEN", "ACCESSTOKEN", "DSN", NULL
 };
 
+/* Words that say a variable holds a digest, not a secret. */
+static const char *const digest_words[] = {
+	"SHA", "COMMIT", "DIGEST", "HASH", "REV", "CHECKSUM", NULL
+};
+
 static bool
-secret_word(const char *w, size_t n)
+in_words(const char *const *words, const char *w, size_t n)
 {
-	for (const char *const *s = secret_words; *s; s++)
+	for (const char *const *s = words; *s; s++)
 		if (strlen(*s) == n && strncasecmp(w, *s, n) == 0)
 			return true;
 	return false;
@@ -40,8 +45,9 @@ boundary(const char *name, size_t i)
 	return isupper(p) && isupper(c) && islower(n);	/* HFToken */
 }
 
-bool
-redact_name(const char *name)
+/* Is one of the name's words (see redact_name) in words? */
+static bool
+has_word(const char *name, const char *const *words)
 {
 	size_t start = 0, len = strlen(name);
 
@@ -49,7 +55,7 @@ redact_name(const char *name)
 		if (i < len && !boundary(name, i))
 			continue;
 		if (isalnum((unsigned char)name[start]) &&
-		    secret_word(name + start, i - start))
+		    in_words(words, name + start, i - start))
 			return true;
 		start = i;
 		while (start < len && !isalnum((unsigned char)name[start]))
@@ -57,6 +63,47 @@ redact_name(const char *name)
 		i = start;
 	}
 	return false;
+}
+
+bool
+redact_name(const char *name)
+{
+	return has_word(name, secret_words);
+}
+
+bool
+redact_digest_name(const char *name)
+{
+	return has_word(name, digest_words);
+}
+
+/* Is s[0..) a whole word (optionally 0x-prefixed) of 32+ hex digits with
+ * both digits and letters? */
+static bool
+hex_word(const char *s)
+{
+	size_t n = 0;
+	bool dg = false, al = false;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (; isxdigit((unsigned char)s[n]); n++) {
+		dg |= isdigit((unsigned char)s[n]) != 0;
+		al |= isalpha((unsigned char)s[n]) != 0;
+	}
+	return n >= 32 && dg && al && !isalnum((unsigned char)s[n]);
+}
+
+const char *
+redact_hex_secret(const char *name, const char *value)
+{
+	if (redact_digest_name(name))
+		return NULL;
+	for (size_t i = 0; value[i]; i++)
+		if ((i == 0 || !isalnum((unsigned char)value[i - 1])) &&
+		    hex_word(value + i))
+			return "long hex string";
+	return NULL;
 }
 
 static size_t

@@ -21,6 +21,21 @@
  */
 bool redact_name(const char *name);
 
+/*
+ * Does the name say it holds a digest: one of its words (split as for
+ * redact_name, case-insensitive) is SHA, COMMIT, DIGEST, HASH, REV or
+ * CHECKSUM?
+ */
+bool redact_digest_name(const char *name);
+
+/*
+ * Why the value of variable name is a hex secret, or NULL: the value
+ * holds a word of 32 or more hex digits (with both digits and letters,
+ * "0x" allowed before it) and the name is not a digest's
+ * (redact_digest_name).
+ */
+const char *redact_hex_secret(const char *name, const char *value);
+
 /* Why a value is a secret, or NULL when it does not look like one. */
 const char *redact_value_shape(const char *value);
 

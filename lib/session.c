@@ -227,6 +227,49 @@ session_cgroup_create(const char *name, char *err, size_t errlen)
 
 /* --- starting ----------------------------------------------------------- */
 
+int
+session_log_open(int dirfd, const char *name, char *err, size_t errlen)
+{
+	char path[128];
+	struct stat st;
+	int fd, fl;
+
+	snprintf(path, sizeof(path), "%s.log", name);
+	/* O_NONBLOCK: a FIFO planted there fails (ENXIO) instead of blocking */
+	fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, errno == ELOOP ? "%s is a symbolic link: "
+		    "refusing to follow it (remove it, or give --log)" :
+		    "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto bad;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file: refusing to "
+		    "write to it (remove it, or give --log)", path);
+		goto bad;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s belongs to uid %d, not to us (uid %d): "
+		    "refusing to write to it (remove it, or give --log)", path,
+		    (int)st.st_uid, (int)geteuid());
+		goto bad;
+	}
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto bad;
+	}
+	return fd;
+bad:
+	close(fd);
+	return -1;
+}
+
 /* In the child: become the session leader and exec; errno goes to ep. */
 static noreturn void
 child(const struct spawn *sp, int ep)
@@ -249,7 +292,8 @@ child(const struct spawn *sp, int ep)
 		close(fd);
 	}
 	/* the log before chdir: a relative path is the caller's */
-	fd = open(sp->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = sp->log_fd >= 0 ? sp->log_fd :
+	    open(sp->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 		goto fail;
 	if (chdir(sp->cwd) < 0)
@@ -531,14 +575,21 @@ fail_check(json_t *rec, const char *check, const char *fmt, ...)
 	return KV_FAIL;
 }
 
-/* The verification half of session_stop: leader pidfd or -1 (rec says). */
+/*
+ * The verification half of session_stop: the leader's pidfd, or -1 (rec
+ * says why).  A leader that has exited (gone, or a zombie that is not
+ * our child) on this boot leaves *exited true, -1 and "verified":true:
+ * its session can still be stopped, since a sid cannot be reused while
+ * any member holds it; a PID now held by another process is refused.
+ */
 static int
-verify(const struct slot *s, bool own_child, json_t *rec)
+verify(const struct slot *s, bool own_child, json_t *rec, bool *exited)
 {
 	struct proc_stat st;
 	char boot[37], cwd[2048];
 	int fd;
 
+	*exited = false;
 	if (proc_boot_id(boot) < 0) {
 		fail_check(rec, "boot_id", "cannot read the boot id");
 		return -1;
@@ -553,11 +604,8 @@ verify(const struct slot *s, bool own_child, json_t *rec)
 		    strerror(errno));
 		return -1;
 	}
-	if (fd < 0 || proc_stat_read(s->pid, &st) < 0 ||
-	    (st.state == 'Z' && !own_child)) {
-		fail_check(rec, "alive", "pid %d is not running", (int)s->pid);
-		goto bad;
-	}
+	if (fd < 0 || proc_stat_read(s->pid, &st) < 0)
+		goto exited;
 	if (st.start_ticks != s->start_ticks) {
 		fail_check(rec, "start_time", "pid %d started at tick %llu, slot "
 		    "says %llu: another process", (int)s->pid,
@@ -565,6 +613,8 @@ verify(const struct slot *s, bool own_child, json_t *rec)
 		    (unsigned long long)s->start_ticks);
 		goto bad;
 	}
+	if (st.state == 'Z' && !own_child)
+		goto exited;
 	if (st.session != st.pid || st.session != s->sid) {
 		fail_check(rec, "session", "pid %d is in session %d, slot says "
 		    "leader of session %d", (int)s->pid, (int)st.session,
@@ -591,6 +641,14 @@ verify(const struct slot *s, bool own_child, json_t *rec)
 done:
 	json_object_set_new(rec, "verified", json_true());
 	return fd;
+exited:
+	/* no leader to check: its session's members are found by scan() */
+	if (fd >= 0)
+		close(fd);
+	*exited = true;
+	json_object_set_new(rec, "verified", json_true());
+	json_object_set_new(rec, "leader_exited", json_true());
+	return -1;
 bad:
 	if (fd >= 0)
 		close(fd);
@@ -621,10 +679,11 @@ session_stop(const struct slot *s, const struct stop_opts *o, json_t *rec)
 	double t0 = kv_mono();
 	char root[1024];
 	bool escalated = false;
+	bool exited;
 	json_t *leaked;
 	int fd, status;
 
-	if ((fd = verify(s, o->own_child, rec)) < 0)
+	if ((fd = verify(s, o->own_child, rec, &exited)) < 0 && !exited)
 		return KV_FAIL;
 	if (s->cgroup && session_cgroup_root(root, sizeof(root)) == 0 &&
 	    strncmp(s->cgroup, root, strlen(root)) == 0) {
@@ -634,10 +693,10 @@ session_stop(const struct slot *s, const struct stop_opts *o, json_t *rec)
 	}
 	t.m = calloc(16, sizeof(*t.m));
 	t.cap = t.m ? 16 : 0;
-	if (t.m) {
+	if (t.m && fd >= 0) {
 		t.m[0] = (struct member){ .pid = s->pid, .fd = fd };
 		t.n = 1;
-	} else {
+	} else if (fd >= 0) {
 		close(fd);
 	}
 	if (!phase(&t, o->sig, o->timeout_s)) {

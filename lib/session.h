@@ -46,7 +46,11 @@ struct stop_opts {
 /*
  * Verify that the slot's process is the one that was started (boot id,
  * alive, start time, session leader of the recorded sid, recorded cwd);
- * on any mismatch signal nothing.  Otherwise signal the leader and every
+ * on any mismatch signal nothing.  A leader that has exited (gone, or a
+ * zombie not ours) on the same boot skips the leader checks and sets
+ * "leader_exited":true: the members of the recorded sid that started at
+ * or after the recorded start time are stopped (a sid is not reused while
+ * a member holds it).  Otherwise signal the leader and every
  * verified member of its session (and of its cgroup, if any), wait,
  * escalate to SIGKILL, and confirm the session is empty.  Fills rec with
  * verified, failed_check, reason, signalled, escalated, killed, escaped,
@@ -69,8 +73,17 @@ struct spawn {
 	char *const *argv;	/* argv[0] is looked up in PATH */
 	const char *cwd;	/* the service's working directory */
 	const char *log;	/* its stdout and stderr, appended */
+	int log_fd;		/* if >= 0, the log already open (log unused) */
 	const char *cgroup;	/* a cgroup directory to join, or NULL */
 };
+
+/*
+ * Open (create, append) the default log DIR/NAME.log for session_spawn's
+ * log_fd: never through a symbolic link, and only a regular file owned by
+ * the caller's effective uid.  The fd (close-on-exec), or -1 with the
+ * reason in err.
+ */
+int session_log_open(int dirfd, const char *name, char *err, size_t errlen);
 
 /*
  * Start sp->argv as the leader of a new session and process group, with

@@ -24,6 +24,62 @@ secret_part() {
 	fi
 }
 
+# listed_shape VALUE: does the value have one of the shapes that must be
+# redacted whatever the name: a token prefix (hf_ sk- ghp_ github_pat_
+# AKIA xoxb- xoxp-), a JWT, a PEM block, a URL password, 32+ hex digits,
+# or a run of 24+ token characters with upper, lower case and digits.
+listed_shape() {
+	local v=$1 run
+	[[ $v =~ (^|[^[:alnum:]])(hf_|sk-|ghp_|github_pat_|AKIA|xox[bp]-)[[:alnum:]_-]{10,} ]] && return 0
+	[[ $v =~ eyJ[[:alnum:]_-]+\.eyJ[[:alnum:]_-]+\. ]] && return 0
+	[[ $v == *'-----BEGIN '* ]] && return 0
+	[[ $v =~ ://[^:/@]*:[^@]+@ ]] && return 0
+	[[ $v =~ (^|[^[:alnum:]])[0-9a-fA-F]{32,}([^[:alnum:]]|$) ]] && return 0
+	while IFS= read -r run; do
+		[[ $run =~ [A-Z] && $run =~ [a-z] && $run =~ [0-9] ]] && return 0
+	done < <(printf '%s\n' "$v" | grep -oE '[A-Za-z0-9+/=_-]{24,}')
+	return 1
+}
+
+@test "every secret-shaped value of the corpus is redacted under a neutral name" {
+	run --separate-stderr env-snapshot -0 < <(i=0
+	    while IFS= read -r l; do
+		i=$((i + 1)); printf 'V%02d=%b\0' "$i" "${l#*=}"
+	    done <"$FIX/env-secrets.txt")
+	assert_success
+	i=0 shaped=0
+	while IFS= read -r l; do
+		i=$((i + 1)); n=$(printf 'V%02d' "$i"); v=${l#*=}
+		listed_shape "$v" || continue
+		shaped=$((shaped + 1))
+		jqv "$output" ".redacted|index(\"$n\")" | grep -qv null ||
+		    { echo "not redacted: $n (${l%%=*})"; false; }
+		s=$(secret_part "$l")
+		[[ $output != *"$s"* ]] || { echo "leaked: $n (${l%%=*})"; false; }
+	done <"$FIX/env-secrets.txt"
+	[ "$shaped" -ge 35 ]
+	# the hex keys among them, by the 32+ hex rule alone
+	assert_equal "$(jqv "$output" '.redacted|map(select(. == "V47" or . == "V53"))|length')" 2
+	# and under their own names the harmless corpus loses nothing
+	run --separate-stderr env-snapshot -0 < <(env0 "$FIX/env-harmless.txt")
+	assert_success
+	assert_equal "$(jqv "$output" '.redacted|length')" 0
+	assert_equal "$(jqv "$output" .vars.GIT_COMMIT)" 9fceb02d0ae598e95dc970b74767f19372d61af8
+}
+
+@test "32+ hex digits are redacted unless the name says SHA, COMMIT, DIGEST, HASH, REV or CHECKSUM" {
+	h=0123456789abcdef0123456789abcdef
+	run --separate-stderr env-snapshot -0 < <(printf '%s\0' "A=$h" "B=x 0x${h}ff y" \
+	    "BUILD_SHA=$h" "GIT_COMMIT=$h" "imageDigest=sha256:$h" "FILE_HASH=$h" \
+	    "REV=$h" "PKG_CHECKSUM=$h" "SHA256=$h" "SHAPE=$h" "REVIEWER=$h" \
+	    "SHORT=${h:1}" "DIGITS=01234567890123456789012345678901" "UUID=4d1c0ffe-7b2a-4c9e-9f3d-aa01bb23cc45")
+	assert_success
+	assert_equal "$(jqv "$output" '.redacted|join(" ")')" "A B REVIEWER SHAPE"
+	assert_equal "$(jqv "$output" .vars.GIT_COMMIT)" "$h"
+	assert_equal "$(jqv "$output" .vars.imageDigest)" "sha256:$h"
+	assert_equal "$(jqv "$output" .vars.SHORT)" "${h:1}"
+}
+
 @test "the corpus has at least 40 secrets and 40 harmless variables" {
 	[ "$(grep -c = "$FIX/env-secrets.txt")" -ge 40 ]
 	[ "$(grep -c = "$FIX/env-harmless.txt")" -ge 40 ]

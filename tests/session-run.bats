@@ -53,6 +53,34 @@ teardown() { session_teardown; }
 	grep -qx hello "$SLOTS/quiet.log"
 }
 
+@test "a symlink planted at SLOTDIR/NAME.log is refused, its target untouched" {
+	printf 'precious\n' >"$BATS_TEST_TMPDIR/target"
+	ln -s "$BATS_TEST_TMPDIR/target" "$SLOTS/evil.log"
+	run --separate-stderr session-run --slot-dir "$SLOTS" --name evil -- \
+	    sh -c 'echo clobbered; exec sleep 300'
+	assert_failure 69
+	assert_equal "$(jqv "$output" .kind)" refused
+	assert_equal "$(jqv "$output" .error)" "log unsafe"
+	[[ $stderr == *"$SLOTS/evil.log is a symbolic link: refusing to follow it"* ]]
+	[ ! -e "$SLOTS/evil.json" ]
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/target")" precious
+	# nor a FIFO, nor a file of another user's
+	rm "$SLOTS/evil.log"
+	mkfifo "$SLOTS/evil.log"
+	run --separate-stderr timeout 20 session-run --slot-dir "$SLOTS" --name evil -- sleep 300
+	assert_failure 69
+	[ ! -e "$SLOTS/evil.json" ]
+	rm "$SLOTS/evil.log"
+	if [ "$(id -u)" -eq 0 ]; then
+		: >"$SLOTS/evil.log"
+		chown 65534 "$SLOTS/evil.log"
+		run --separate-stderr session-run --slot-dir "$SLOTS" --name evil -- sleep 300
+		assert_failure 69
+		[[ $stderr == *"evil.log belongs to uid 65534, not to us"* ]]
+		[ ! -e "$SLOTS/evil.json" ]
+	fi
+}
+
 @test "a slot held by a live matching process is refused and left alone" {
 	session-run --slot-dir "$SLOTS" --name db -- sleep 300 >/dev/null
 	pid=$(slot_field db pid)
@@ -196,6 +224,23 @@ teardown() { session_teardown; }
 	for p in $(jqv "$output" '.signalled[]'); do ! alive "$p"; done
 	[ ! -e "$SLOTS/never.json" ]
 	[[ $stderr == *"never not ready: readiness timeout; stopping it"* ]]
+}
+
+@test "a --ready-cmd that hangs is killed with its process group at --ready-timeout" {
+	pf=$BATS_TEST_TMPDIR/probe.pid
+	# the outer timeout only turns a hang into a failure (124)
+	run --separate-stderr timeout 20 session-run --slot-dir "$SLOTS" --name hang \
+	    --ready-cmd "sleep 60 & echo \$! >$pf; wait" --ready-timeout 1s -- \
+	    sleep 100
+	[ -s "$pf" ] && OTHER_PIDS+=("$(cat "$pf")")
+	assert_failure 1
+	assert_equal "$(jqv "$output" .kind)" not_ready
+	assert_equal "$(jqv "$output" .reason)" "readiness timeout"
+	assert_equal "$(jqv "$output" .verified)" true
+	assert_equal "$(jqv "$output" '.leaked|length')" 0
+	! alive "$(jqv "$output" .pid)"
+	! alive "$(cat "$pf")"
+	[ ! -e "$SLOTS/hang.json" ]
 }
 
 @test "a service that exits before it is ready fails at once" {

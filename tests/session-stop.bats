@@ -114,15 +114,68 @@ start() {	# start NAME COMMAND...: session-run, print the pid
 	! alive "$pid"
 }
 
-@test "a slot whose service already exited: nothing signalled, status 1" {
+@test "a slot whose service already exited with nothing left: leader_exited, slot removed" {
 	pid=$(start gone sh -c 'sleep 0.3; exit 0')
 	for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
 	! alive "$pid"
 	run --separate-stderr session-stop --slot-dir "$SLOTS" --name gone
-	assert_failure 1
-	assert_equal "$(jqv "$output" .failed_check)" alive
+	assert_success
+	assert_equal "$(jqv "$output" .verified)" true
+	assert_equal "$(jqv "$output" .leader_exited)" true
 	assert_equal "$(jqv "$output" '.signalled|length')" 0
-	rm "$SLOTS/gone.json"
+	assert_equal "$(jqv "$output" '.leaked|length')" 0
+	assert_equal "$(jqv "$output" .slot_removed)" true
+	[ ! -e "$SLOTS/gone.json" ]
+}
+
+@test "a leader that exited leaving children: the children of its session are stopped" {
+	pf=$BATS_TEST_TMPDIR/child.pid
+	pid=$(start w sh -c "sleep 301 & echo \$! >$pf; sleep 0.5; exit 0")
+	for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+	! alive "$pid"
+	child=$(cat "$pf")
+	OTHER_PIDS+=("$child")
+	alive "$child"
+	run --separate-stderr session-stop --slot-dir "$SLOTS" --name w
+	assert_success
+	assert_equal "$(jqv "$output" .verified)" true
+	assert_equal "$(jqv "$output" .leader_exited)" true
+	assert_equal "$(jqv "$output" '.signalled|join(" ")')" "$child"
+	assert_equal "$(jqv "$output" '.leaked|length')" 0
+	assert_equal "$(jqv "$output" .slot_removed)" true
+	[[ $stderr == *"leader $pid had already exited"* ]]
+	! alive "$child"
+	[ ! -e "$SLOTS/w.json" ]
+}
+
+@test "an exited leader's session: members older than the slot and other boots are untouched" {
+	pf=$BATS_TEST_TMPDIR/child.pid
+	pid=$(start old sh -c "sleep 301 & echo \$! >$pf; sleep 0.5; exit 0")
+	for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+	child=$(cat "$pf")
+	OTHER_PIDS+=("$child")
+	# another boot: refused, nothing signalled, the slot kept
+	jq -c '.boot_id = "00000000-0000-0000-0000-000000000000"' "$SLOTS/old.json" >"$SLOTS/old.tmp"
+	cp "$SLOTS/old.json" "$SLOTS/old.keep"
+	mv "$SLOTS/old.tmp" "$SLOTS/old.json"
+	run --separate-stderr session-stop --slot-dir "$SLOTS" --name old
+	assert_failure 1
+	assert_equal "$(jqv "$output" .failed_check)" boot_id
+	assert_equal "$(jqv "$output" '.signalled|length')" 0
+	alive "$child"
+	[ -e "$SLOTS/old.json" ]
+	# a member that started before the slot's recorded start is not its
+	# (the slot names a leader PID that is gone: a reaped child of ours,
+	# since the real one may linger as a zombie nobody reaps)
+	sh -c 'exit 0' & dead=$!
+	wait "$dead" || true
+	jq -c --argjson t "$(( $(start_ticks "$child") + 1 ))" --argjson d "$dead" \
+	    '.start_time_ticks = $t | .pid = $d' "$SLOTS/old.keep" >"$SLOTS/old.json"
+	run --separate-stderr session-stop --slot-dir "$SLOTS" --name old
+	assert_success
+	assert_equal "$(jqv "$output" .leader_exited)" true
+	assert_equal "$(jqv "$output" '.signalled|length')" 0
+	alive "$child"
 }
 
 @test "a slot file owned by another user is refused, its process untouched" {

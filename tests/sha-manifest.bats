@@ -299,6 +299,29 @@ teardown() {
 	assert_line --partial '"path":"empty"'
 }
 
+@test "verify checks a sha256sum manifest with a non-UTF-8 name as path_escaped" {
+	rm -f "$T/outside" "$T/latest"
+	printf 'hello' >"$T/$(printf 'a\xffb')"
+	sha-manifest create --root "$T" --format sha256sum >"$BATS_TEST_TMPDIR/ours.sum"
+	(cd "$T" && find . -type f -printf '%P\0' | xargs -0 sha256sum) >"$BATS_TEST_TMPDIR/gnu.sum"
+	for m in ours gnu; do
+		run --separate-stderr sha-manifest verify --root "$T" "$BATS_TEST_TMPDIR/$m.sum"
+		assert_success
+		assert_line '{"kind":"check","path":null,"path_escaped":"a\\xffb","sha256":"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824","size_bytes":5,"status":"ok"}'
+		assert_equal "$(printf '%s\n' "$output" | jq -c 'select(.kind=="summary") | [.ok,.extra,.verified]')" '[6,0,true]'
+		assert_equal "$stderr" ""
+	done
+	printf 'x' >"$T/$(printf 'c\xfe\\')"
+	run --separate-stderr sha-manifest verify --root "$T" "$BATS_TEST_TMPDIR/gnu.sum"
+	assert_failure 1
+	assert_line '{"kind":"check","path":null,"path_escaped":"c\\xfe\\\\","status":"extra"}'
+	printf 'bye' >"$T/$(printf 'a\xffb')"
+	run --separate-stderr sha-manifest verify --root "$T" "$BATS_TEST_TMPDIR/ours.sum"
+	assert_failure 1
+	assert_line --partial '"path":null,"path_escaped":"a\\xffb","sha256":"'
+	assert_line --partial '"status":"modified"'
+}
+
 @test "usage errors exit 2" {
 	run --separate-stderr sha-manifest
 	assert_failure 2

@@ -1,9 +1,28 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "manifest.h"
+#include "mftree.h"
 #include "unit.h"
+
+/* When set, fstat(2) fails with this errno (and fills in nothing). */
+static int fstat_fails;
+
+/* Interposed on libc's for the whole test binary, mftree.o included. */
+int
+fstat(int fd, struct stat *st)
+{
+	if (fstat_fails) {
+		errno = fstat_fails;
+		return -1;
+	}
+	return fstatat(fd, "", st, AT_EMPTY_PATH);
+}
 
 static const char *E0 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
@@ -232,11 +251,46 @@ test_check(void)
 	j.target = "u";
 	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "modified");
 	CHECK(strstr(rec, "\"expected_target\":\"t\"") != NULL);
+	/* a name that is not UTF-8 (a sha256sum manifest) is escaped */
+	e = (struct mf_entry){ .path = "d\xe9j\\\x01\xffok", .type = MF_FILE };
+	j = (struct mf_job){ .path = e.path, .st = MF_MISSING };
+	CHECK_STR(status_of(&e, &j, rec, sizeof(rec)), "missing");
+	CHECK_STR(rec, "{\"kind\":\"check\",\"path\":null,\"path_escaped\":"
+	    "\"d\\\\xe9j\\\\\\\\\\\\x01\\\\xffok\",\"status\":\"missing\"}");
+}
+
+/* A file whose fstat fails is unreadable, with that errno (the struct
+ * stat it did not fill must never be read: valgrind checks it). */
+static void
+test_hash_fstat_fails(void)
+{
+	char dir[] = "/tmp/test_manifest.XXXXXX", path[64], hex[65], buf[4096];
+	uint64_t size = 0;
+	int rootfd, fd, err = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/f", dir);
+	CHECK((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644)) >= 0);
+	CHECK(write(fd, "abc", 3) == 3);
+	close(fd);
+	CHECK((rootfd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0);
+	CHECK(mf_hash_file(rootfd, "f", buf, sizeof(buf), hex, &size, &err) ==
+	    MF_OK);
+	CHECK(size == 3);
+	fstat_fails = EIO;
+	CHECK(mf_hash_file(rootfd, "f", buf, sizeof(buf), hex, &size, &err) ==
+	    MF_UNREADABLE);
+	fstat_fails = 0;
+	CHECK(err == EIO);
+	close(rootfd);
+	unlink(path);
+	rmdir(dir);
 }
 
 int
 main(void)
 {
+	test_hash_fstat_fails();
 	test_paths();
 	test_escape();
 	test_sum_lines();

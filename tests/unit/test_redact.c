@@ -102,10 +102,40 @@ test_entropy(void)
 	CHECK_NEAR(redact_entropy("", 0), 0.0, 1e-12);
 }
 
+static void
+test_hex(void)
+{
+	const char *h = "0123456789abcdef0123456789ABCDEF";
+
+	CHECK(redact_digest_name("GIT_COMMIT"));
+	CHECK(redact_digest_name("imageDigest"));
+	CHECK(redact_digest_name("SHA256"));
+	CHECK(redact_digest_name("build.rev"));
+	CHECK(redact_digest_name("FILE_CHECKSUM"));
+	CHECK(redact_digest_name("HashValue"));
+	CHECK(!redact_digest_name("SHAPE"));
+	CHECK(!redact_digest_name("REVIEWER"));
+	CHECK(!redact_digest_name("COMMITTER_EMAIL"));
+	CHECK(!redact_digest_name("V01"));
+	CHECK(!redact_digest_name(""));
+	CHECK(redact_hex_secret("V01", h) != NULL);
+	CHECK(redact_hex_secret("V01", "key=0x0123456789abcdef0123456789abcdef;") != NULL);
+	CHECK(redact_hex_secret("V01", "a 0123456789abcdef0123456789abcdef01") != NULL);
+	CHECK(redact_hex_secret("GIT_COMMIT", h) == NULL);
+	CHECK(redact_hex_secret("IMAGE_DIGEST", "sha256:0123456789abcdef0123456789abcdef") == NULL);
+	CHECK(redact_hex_secret("V01", h + 1) == NULL);	/* 31 digits */
+	CHECK(redact_hex_secret("V01", "x0123456789abcdef0123456789abcdef") == NULL);
+	CHECK(redact_hex_secret("V01", "0123456789abcdef0123456789abcdefg") == NULL);
+	CHECK(redact_hex_secret("V01", "01234567890123456789012345678901") == NULL);
+	CHECK(redact_hex_secret("V01", "4d1c0ffe-7b2a-4c9e-9f3d-aa01bb23cc45") == NULL);
+	CHECK(redact_hex_secret("V01", "") == NULL);
+}
+
 int
 main(void)
 {
 	test_names();
+	test_hex();
 	test_values();
 	test_urls();
 	test_entropy();

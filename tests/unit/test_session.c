@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ready.h"
@@ -81,10 +82,43 @@ test_slot_files(void)
 	rmdir(dir);
 }
 
+/* The default log: created, reopened, never a symlink, FIFO or directory. */
+static void
+test_log_open(void)
+{
+	char dir[] = "/tmp/test_session_log.XXXXXX", err[256];
+	int dfd, fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK((dfd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0);
+	CHECK((fd = session_log_open(dfd, "a", err, sizeof(err))) >= 0);
+	CHECK(write(fd, "x", 1) == 1);
+	CHECK((fcntl(fd, F_GETFL) & O_NONBLOCK) == 0);
+	CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+	close(fd);
+	CHECK((fd = session_log_open(dfd, "a", err, sizeof(err))) >= 0);
+	close(fd);
+	CHECK(symlinkat("a.log", dfd, "b.log") == 0);
+	CHECK(session_log_open(dfd, "b", err, sizeof(err)) < 0);
+	CHECK(strstr(err, "b.log is a symbolic link") != NULL);
+	CHECK(mkfifoat(dfd, "c.log", 0600) == 0);
+	CHECK(session_log_open(dfd, "c", err, sizeof(err)) < 0);
+	CHECK(strstr(err, "c.log") != NULL);
+	CHECK(mkdirat(dfd, "d.log", 0700) == 0);
+	CHECK(session_log_open(dfd, "d", err, sizeof(err)) < 0);
+	unlinkat(dfd, "a.log", 0);
+	unlinkat(dfd, "b.log", 0);
+	unlinkat(dfd, "c.log", 0);
+	unlinkat(dfd, "d.log", AT_REMOVEDIR);
+	close(dfd);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
 	test_hostport();
+	test_log_open();
 	test_slot_files();
 	return DONE("test_session");
 }
