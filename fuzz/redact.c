@@ -19,6 +19,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = '\0';
 	(void)redact_name(s);
 	(void)redact_value_shape(s);
+	(void)redact_digest_name(s);
+	(void)redact_hex_secret("V", s);
+	(void)redact_hex_secret(s, s);
 	if ((out = redact_url_passwords(s)) != NULL) {
 		/* the redacted copy never holds a "user:pass@" any more */
 		if (strstr(out, "[REDACTED]") == NULL)
