@@ -84,6 +84,22 @@ metric() { curl -s "$URL/metrics" | awk -v m="$1" '$1 ~ "^"m {print $2}'; }
 	assert_output 8
 }
 
+@test "a server that stalls before any response on a reused connection is a timeout, not connect" {
+	start_double --fail stallhead@2 --stall 30
+	workload --requests 2 --tokens 16 --output-tokens 2 >"$BATS_TEST_TMPDIR/w"
+	run --separate-stderr sh -c "req-stream --url $URL --model fake-model --max-concurrency 1 --timeout 1s <'$BATS_TEST_TMPDIR/w' | jq -c '[.id, .ok, .error, .http_status, .concurrency_at_send]'"
+	assert_success
+	assert_output "$(printf '%s\n' '[0,true,null,200,1]' '[1,false,"timeout",null,1]')"
+}
+
+@test "a 200 response that is not an event stream is bad_stream, not stream_cut" {
+	start_double --fail plain@1
+	echo '{"id":"p","prompt":[1,2,3],"max_tokens":3}' >"$BATS_TEST_TMPDIR/w"
+	run --separate-stderr sh -c "req-stream --url $URL --model fake-model <'$BATS_TEST_TMPDIR/w' | jq -c '[.ok, .error, .http_status, .error_detail]'"
+	assert_success
+	assert_output '[false,"bad_stream",200,"Content-Type application/json, not text/event-stream"]'
+}
+
 @test "the output digest is deterministic per prompt and the same for chat and completions" {
 	start_double
 	workload --requests 2 --tokens 40 --vocab 300 --output-tokens 6 >"$BATS_TEST_TMPDIR/ids"

@@ -181,6 +181,37 @@ test_classify(void)
 	oai_free(&s);
 }
 
+/* A 2xx body that is not an event stream is bad_stream, not stream_cut. */
+static void
+test_content_type(void)
+{
+	struct oai_stream s;
+	char d[256];
+
+	CHECK(oai_init(&s, false) == 0);
+	oai_content_type(&s, "Text/Event-Stream; charset=utf-8");
+	CHECK(!s.bad && !s.not_sse);
+	oai_content_type(&s, "text/event-stream");
+	CHECK(!s.bad);
+	oai_content_type(&s, "text/event-streamx");
+	CHECK(s.bad && s.not_sse);
+	oai_free(&s);
+	CHECK(oai_init(&s, false) == 0);
+	oai_content_type(&s, "application/json");
+	oai_feed(&s, "data: [DONE]\n\n", 14, 0);	/* ignored */
+	CHECK(!s.done);
+	CHECK_STR(oai_classify(&s, OAI_END_OK, 200, "", NULL, d, sizeof(d)),
+	    "bad_stream");
+	CHECK_STR(d, "Content-Type application/json, not text/event-stream");
+	oai_free(&s);
+	CHECK(oai_init(&s, false) == 0);
+	oai_content_type(&s, NULL);
+	CHECK_STR(oai_classify(&s, OAI_END_OK, 200, "", NULL, d, sizeof(d)),
+	    "bad_stream");
+	CHECK_STR(d, "Content-Type missing, not text/event-stream");
+	oai_free(&s);
+}
+
 int
 main(void)
 {
@@ -188,5 +219,6 @@ main(void)
 	test_oai();
 	test_body();
 	test_classify();
+	test_content_type();
 	return DONE("test_stream");
 }
