@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,8 @@ make_item(struct reqfeed *q, json_t *rec, struct rf_item *it)
 		it->err = strdup(err);
 	else if (t < 0)
 		it->err = strdup("arrival_s must not be negative");
+	else if (!isfinite(t) || t > RF_MAX_ARRIVAL)
+		it->err = strdup("arrival_s out of range (0 to 1e7 s)");
 	else if ((it->body = oai_body(rec, q->model, q->chat, err,
 	    sizeof(err))) == NULL)
 		it->err = strdup(err);

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #define RF_CAP 1024		/* records read ahead of their send time */
+#define RF_MAX_ARRIVAL 1e7	/* seconds: latest arrival_s (~116 days) */
 
 /* A record read ahead: a request to send (rec, body) or a bad line (err). */
 struct rf_item {
