@@ -187,7 +187,7 @@ start(struct loop *L, struct req *r)
 	curl_easy_setopt(h, CURLOPT_URL, o->endpoint);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->it.body);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-	    (curl_off_t)strlen(r->it.body));
+	    (curl_off_t)r->it.size);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, L->hdrs);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
