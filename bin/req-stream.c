@@ -40,6 +40,7 @@ struct req {
 	struct oai_stream st;
 	double due, slot, sent;
 	long conc;
+	bool ctype_seen;	/* Content-Type checked */
 	char errbody[ERRBODY_MAX + 1];
 	size_t errlen;
 	char cerr[CURL_ERROR_SIZE];
@@ -136,6 +137,19 @@ on_timer(CURLM *m, long ms, void *userp)
 	return 0;
 }
 
+/* Once per response: a 2xx body must be an event stream. */
+static void
+check_ctype(struct req *r)
+{
+	char *ct = NULL;
+
+	if (r->ctype_seen)
+		return;
+	r->ctype_seen = true;
+	curl_easy_getinfo(r->h, CURLINFO_CONTENT_TYPE, &ct);
+	oai_content_type(&r->st, ct);
+}
+
 static size_t
 on_data(char *p, size_t size, size_t n, void *arg)
 {
@@ -152,6 +166,7 @@ on_data(char *p, size_t size, size_t n, void *arg)
 		r->errbody[r->errlen] = '\0';
 		return len;
 	}
+	check_ctype(r);
 	oai_feed(&r->st, p, len, kv_mono());
 	return len;
 }
@@ -172,7 +187,7 @@ start(struct loop *L, struct req *r)
 	curl_easy_setopt(h, CURLOPT_URL, o->endpoint);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->it.body);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-	    (curl_off_t)strlen(r->it.body));
+	    (curl_off_t)r->it.size);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, L->hdrs);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
@@ -194,19 +209,26 @@ start(struct loop *L, struct req *r)
 		kv_die(KV_SOFTWARE, "curl_multi_add_handle failed");
 }
 
-/* The error class of a finished request, or NULL when it succeeded. */
+/*
+ * The error class of a finished request, or NULL when it succeeded.  A
+ * timeout is "connect" only when no byte of the request was sent: on a
+ * reused keep-alive connection the connect time is 0 even though the
+ * server got the request and then stalled.
+ */
 static const char *
 classify(struct req *r, CURLcode rc, long code, char *detail, size_t dlen)
 {
-	curl_off_t ct = 0;
+	long reqsize = 0;
 	enum oai_end end;
 
-	curl_easy_getinfo(r->h, CURLINFO_CONNECT_TIME_T, &ct);
+	curl_easy_getinfo(r->h, CURLINFO_REQUEST_SIZE, &reqsize);
+	if (code >= 200 && code < 300)
+		check_ctype(r);
 	if (rc == CURLE_OK)
 		end = OAI_END_OK;
 	else if (rc == CURLE_COULDNT_CONNECT ||
 	    rc == CURLE_COULDNT_RESOLVE_HOST ||
-	    (rc == CURLE_OPERATION_TIMEDOUT && ct == 0 && code == 0))
+	    (rc == CURLE_OPERATION_TIMEDOUT && reqsize == 0 && code == 0))
 		end = OAI_END_NOCONNECT;
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
 		end = OAI_END_TIMEOUT;

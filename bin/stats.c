@@ -287,6 +287,24 @@ add(struct acc *a, const struct opts *o, const json_t *rec, char *err,
 	return 0;
 }
 
+/*
+ * Count a line stats rejected as a failed request of class bad_input, as
+ * an upstream kind "error" record is.  rec is the line's object, or NULL
+ * when it was not one: then only an ungrouped summary can hold it.
+ */
+static void
+reject(struct acc *a, const struct opts *o, const json_t *rec)
+{
+	struct group *g;
+
+	if (rec == NULL && o->sp.nby > 0)
+		return;
+	g = group_of(a, o, rec);
+	g->n++;
+	g->failed++;
+	count_error(g, "bad_input");
+}
+
 static int
 set(json_t *o, const char *k, json_t *v)
 {
@@ -486,11 +504,14 @@ read_all(struct acc *a, const struct opts *o)
 		msg = r.err;
 		if (st == JSONL_OK) {
 			rc = add(a, o, rec, err, sizeof(err));
+			if (rc != 0)
+				reject(a, o, rec);
 			json_decref(rec);
 			if (rc == 0)
 				continue;
 			msg = err;
-		}
+		} else
+			reject(a, o, NULL);
 		status = KV_DATAERR;
 		if (jsonl_error(stdout, "stdin", r.lineno, msg) != 0)
 			kv_die(KV_IOERR, "stdout:");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "jsonl.h"
 #include "units.h"
 #include "workload.h"
 
@@ -154,43 +155,105 @@ parse(int argc, char **argv, struct opts *o)
 		kv_die(KV_USAGE, "%s", err);
 }
 
+/*
+ * The request record, built once and refilled for each request so the
+ * N prompt integers are allocated once: fields in a fixed order (jansson
+ * keeps insertion order and replaces values in place), written by
+ * jsonl_write.
+ */
+struct out {
+	json_t *rec, *prompt;	/* prompt: token-id array, or NULL (text) */
+	json_t **elem;		/* prompt's integers, for json_integer_set */
+	char *text;		/* "t<id> t<id> ...", for --format text */
+};
+
 static void
-put_prompt(FILE *out, const uint32_t *tok, uint64_t n, bool text)
+out_init(struct out *w, const struct opts *o)
 {
 	uint64_t i;
 
-	if (text) {
-		putc('"', out);
-		for (i = 0; i < n; i++)
-			fprintf(out, i ? " t%" PRIu32 : "t%" PRIu32, tok[i]);
-		putc('"', out);
-		return;
+	memset(w, 0, sizeof(*w));
+	if ((w->rec = json_object()) == NULL ||
+	    jset_str(w->rec, "kind", "request") != 0 ||
+	    jset_u64(w->rec, "id", 0) != 0 ||
+	    jset_u64(w->rec, "arrival_s", 0) != 0)
+		kv_die(KV_SOFTWARE, "out of memory");
+	if (o->text) {
+		/* at most 10 digits, a 't' and a space per token */
+		if ((w->text = malloc(o->wl.tokens * 12 + 1)) == NULL)
+			kv_die(KV_SOFTWARE, "out of memory:");
+		if (jset_str(w->rec, "prompt", "") != 0)
+			kv_die(KV_SOFTWARE, "out of memory");
+	} else {
+		if ((w->prompt = json_array()) == NULL ||
+		    json_object_set(w->rec, "prompt", w->prompt) != 0)
+			kv_die(KV_SOFTWARE, "out of memory");
+		if ((w->elem = calloc(o->wl.tokens, sizeof(*w->elem))) ==
+		    NULL)
+			kv_die(KV_SOFTWARE, "out of memory:");
+		for (i = 0; i < o->wl.tokens; i++)
+			if ((w->elem[i] = json_integer(0)) == NULL ||
+			    json_array_append_new(w->prompt, w->elem[i]) != 0)
+				kv_die(KV_SOFTWARE, "out of memory");
 	}
-	putc('[', out);
-	for (i = 0; i < n; i++)
-		fprintf(out, i ? ",%" PRIu32 : "%" PRIu32, tok[i]);
-	putc(']', out);
+	if (jset_u64(w->rec, "tokens", o->wl.tokens) != 0 ||
+	    jset_null(w->rec, "prefix_id") != 0 ||
+	    jset_u64(w->rec, "expected_hit_tokens", 0) != 0 ||
+	    jset_u64(w->rec, "max_tokens", o->wl.output_tokens) != 0)
+		kv_die(KV_SOFTWARE, "out of memory");
 }
 
-/* One request record, fields in a fixed order (byte-identical output). */
-static int
-put_request(FILE *out, const struct opts *o, const struct wl_req *r,
-    const uint32_t *tok)
+static void
+out_free(struct out *w)
 {
-	fprintf(out, "{\"kind\":\"request\",\"id\":%" PRIu64
-	    ",\"arrival_s\":%.6f,\"prompt\":", r->id, r->arrival_s);
-	put_prompt(out, tok, o->wl.tokens, o->text);
-	fprintf(out, ",\"tokens\":%" PRIu64 ",\"prefix_id\":", o->wl.tokens);
-	if (r->has_prefix)
-		fprintf(out, "%" PRIu64, r->prefix_id);
-	else
-		fputs("null", out);
-	fprintf(out, ",\"expected_hit_tokens\":%" PRIu64 ",\"max_tokens\":%"
-	    PRIu64, r->expected_hit_tokens, o->wl.output_tokens);
-	if (r->probe)
-		fprintf(out, ",\"probe\":\"%s\"", r->probe);
-	fputs("}\n", out);
-	return ferror(out) ? -1 : 0;
+	json_decref(w->prompt);
+	json_decref(w->rec);
+	free(w->elem);
+	free(w->text);
+}
+
+/* Set the prompt field to the n tokens in tok. */
+static int
+set_prompt(struct out *w, const uint32_t *tok, uint64_t n)
+{
+	uint64_t i;
+	char *p;
+
+	if (w->prompt) {
+		for (i = 0; i < n; i++)
+			json_integer_set(w->elem[i], tok[i]);
+		return 0;
+	}
+	p = w->text;
+	for (i = 0; i < n; i++)
+		p += sprintf(p, i ? " t%" PRIu32 : "t%" PRIu32, tok[i]);
+	return json_object_set_new(w->rec, "prompt",
+	    json_stringn_nocheck(w->text, (size_t)(p - w->text)));
+}
+
+/*
+ * One request record.  arrival_s keeps the microsecond rounding of the
+ * schedule: it is the double nearest its %.6f text, which jansson then
+ * writes in full (or as an integer when whole).
+ */
+static int
+put_request(FILE *out, struct out *w, const struct opts *o,
+    const struct wl_req *r, const uint32_t *tok)
+{
+	char t[64];
+	json_t *rec = w->rec;
+
+	snprintf(t, sizeof(t), "%.6f", r->arrival_s);
+	if (jset_u64(rec, "id", r->id) != 0 ||
+	    jset_num(rec, "arrival_s", strtod(t, NULL)) != 0 ||
+	    set_prompt(w, tok, o->wl.tokens) != 0 ||
+	    (r->has_prefix ? jset_u64(rec, "prefix_id", r->prefix_id) :
+	    jset_null(rec, "prefix_id")) != 0 ||
+	    jset_u64(rec, "expected_hit_tokens", r->expected_hit_tokens) != 0 ||
+	    (r->probe ? jset_str(rec, "probe", r->probe) :
+	    (json_object_del(rec, "probe"), 0)) != 0)
+		kv_die(KV_SOFTWARE, "out of memory");
+	return jsonl_write(out, rec, false);
 }
 
 int
@@ -199,6 +262,7 @@ main(int argc, char **argv)
 	struct opts o;
 	struct wl_gen g;
 	struct wl_req r;
+	struct out w;
 	uint32_t *tok;
 
 	kv_setprogname(argv[0]);
@@ -206,10 +270,16 @@ main(int argc, char **argv)
 	if ((tok = calloc(o.wl.tokens, sizeof(*tok))) == NULL)
 		kv_die(KV_SOFTWARE, "out of memory for %" PRIu64 " tokens:",
 		    o.wl.tokens);
+	out_init(&w, &o);
 	wl_init(&g, &o.wl);
 	while (wl_next(&g, &r, tok))
-		if (put_request(stdout, &o, &r, tok) != 0)
+		if (put_request(stdout, &w, &o, &r, tok) != 0) {
+			if (!ferror(stdout))
+				kv_die(KV_SOFTWARE, "out of memory writing a "
+				    "record");
 			break;
+		}
+	out_free(&w);
 	free(tok);
 	return kv_fshut(KV_OK);
 }

@@ -2,9 +2,11 @@
 /*
  * libFuzzer harness: the SSE splitter and the OpenAI chunk reader.  The
  * first two bytes choose two cut points; the events must not depend on
- * how the stream was split across reads.
+ * how the stream was split across reads.  The second byte's low bit
+ * also hands the start of the input to oai_content_type.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,8 +66,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (whole.n != parts.n || whole.h != parts.h)
 		abort();
 	if (oai_init(&st, data[0] & 1) == 0) {
+		if (data[1] & 1) {	/* the start doubles as a Content-Type */
+			char ct[48];
+
+			snprintf(ct, sizeof(ct), "%.*s", (int)(n < 47 ? n : 47),
+			    p);
+			oai_content_type(&st, ct);
+		}
 		oai_feed(&st, p, c1, 1.0);
 		oai_feed(&st, p + c1, n - c1, 2.0);
+		if (st.not_sse && (!st.bad || st.chunks != 0 || st.done))
+			abort();	/* a non-SSE body is bad and unread */
 	}
 	oai_free(&st);
 	return 0;

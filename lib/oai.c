@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "oai.h"
 
@@ -144,10 +145,26 @@ on_event(void *ctx, const char *data, size_t len)
 }
 
 void
+oai_content_type(struct oai_stream *s, const char *ctype)
+{
+	static const char want[] = "text/event-stream";
+	size_t n = sizeof(want) - 1;
+
+	if (ctype && strncasecmp(ctype, want, n) == 0 && (ctype[n] == '\0' ||
+	    ctype[n] == ';' || ctype[n] == ' ' || ctype[n] == '\t'))
+		return;
+	s->not_sse = true;
+	problem(s, "Content-Type %.100s, not text/event-stream", ctype ?
+	    ctype : "missing");
+}
+
+void
 oai_feed(struct oai_stream *s, const char *p, size_t n, double now)
 {
 	int rc;
 
+	if (s->not_sse)
+		return;
 	s->now = now;
 	if ((rc = sse_feed(&s->sse, p, n, on_event, s)) != SSE_OK)
 		problem(s, "%s", sse_strerror(rc));

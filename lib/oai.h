@@ -23,6 +23,7 @@ struct oai_stream {
 	bool done;		/* data: [DONE] seen */
 	bool bad;		/* malformed chunk or an error object */
 	bool server_error;	/* the stream carried an error object */
+	bool not_sse;		/* the body is not text/event-stream: ignored */
 	char detail[160];	/* why, for the first problem */
 	uint64_t chunks;	/* chunks with generated text */
 	double first_s, last_s;	/* arrival of the first and last of them */
@@ -38,6 +39,14 @@ void oai_free(struct oai_stream *s);
 
 /* Feed response bytes that arrived at time now (seconds). */
 void oai_feed(struct oai_stream *s, const char *p, size_t n, double now);
+
+/*
+ * Check the Content-Type of a 2xx response (NULL when the server sent
+ * none): anything but text/event-stream (a server that ignored stream:
+ * true and answered plain JSON) makes the stream bad, and later bytes
+ * are ignored.
+ */
+void oai_content_type(struct oai_stream *s, const char *ctype);
 
 /* Interpret one event's data (also called by oai_feed). */
 void oai_event(struct oai_stream *s, const char *data, size_t len);
@@ -58,7 +67,8 @@ enum oai_end {
  * a short reason in detail.  The first that applies: "connect";
  * "http_4xx"/"http_5xx" for a status >= 400 (errbody, the start of the
  * response body, goes into detail); "timeout"; "stream_cut" for another
- * transfer failure; "bad_stream" for a status outside 2xx, a malformed
+ * transfer failure; "bad_stream" for a status outside 2xx, a body that is
+ * not an event stream (oai_content_type), a malformed
  * chunk or an error object; "stream_cut" when data: [DONE] never came.
  * why is the client's own message for the end.
  */

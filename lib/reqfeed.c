@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +21,23 @@ wake(struct reqfeed *q)
 		kv_warn("eventfd:");
 }
 
-static void
-push(struct reqfeed *q, struct rf_item *it)
+bool
+rf_fits(const struct reqfeed *q, size_t size)
+{
+	return q->n == 0 || (q->n < RF_CAP && size <= q->max_bytes &&
+	    q->bytes <= q->max_bytes - size);
+}
+
+void
+rf_push(struct reqfeed *q, struct rf_item *it)
 {
 	bool was_empty;
 
 	pthread_mutex_lock(&q->mu);
-	while (q->n == RF_CAP)
+	while (!rf_fits(q, it->size))
 		pthread_cond_wait(&q->notfull, &q->mu);
 	was_empty = q->n == 0;
+	q->bytes += it->size;
 	q->ring[(q->head + q->n++) % RF_CAP] = *it;
 	pthread_mutex_unlock(&q->mu);
 	/* the loop has a timer armed for a non-empty queue's head */
@@ -47,6 +56,8 @@ make_item(struct reqfeed *q, json_t *rec, struct rf_item *it)
 		it->err = strdup(err);
 	else if (t < 0)
 		it->err = strdup("arrival_s must not be negative");
+	else if (!isfinite(t) || t > RF_MAX_ARRIVAL)
+		it->err = strdup("arrival_s out of range (0 to 1e7 s)");
 	else if ((it->body = oai_body(rec, q->model, q->chat, err,
 	    sizeof(err))) == NULL)
 		it->err = strdup(err);
@@ -59,6 +70,7 @@ make_item(struct reqfeed *q, json_t *rec, struct rf_item *it)
 	if (!q->keep_prompt)
 		json_object_del(rec, "prompt");
 	it->rec = rec;
+	it->size = strlen(it->body);
 	it->sched = t;
 }
 
@@ -86,7 +98,7 @@ reader(void *arg)
 			make_item(q, rec, &it);
 		if (it.err == NULL && it.rec == NULL)
 			kv_die(KV_SOFTWARE, "out of memory");
-		push(q, &it);
+		rf_push(q, &it);
 	}
 	jsonl_free(&r);
 	pthread_mutex_lock(&q->mu);
@@ -105,6 +117,7 @@ rf_start(struct reqfeed *q, FILE *in, const char *model, bool chat,
 	q->model = model;
 	q->chat = chat;
 	q->keep_prompt = keep_prompt;
+	q->max_bytes = RF_MAX_BYTES;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->notfull, NULL);
 	if ((q->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
@@ -133,6 +146,7 @@ rf_pop(struct reqfeed *q)
 {
 	pthread_mutex_lock(&q->mu);
 	if (q->n > 0) {
+		q->bytes -= q->ring[q->head].size;
 		q->head = (q->head + 1) % RF_CAP;
 		q->n--;
 		pthread_cond_signal(&q->notfull);

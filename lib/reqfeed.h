@@ -10,6 +10,8 @@
 #include <jansson.h>
 
 #define RF_CAP 1024		/* records read ahead of their send time */
+#define RF_MAX_ARRIVAL 1e7	/* seconds: latest arrival_s (~116 days) */
+#define RF_MAX_BYTES (64u << 20) /* request body bytes read ahead */
 
 /* A record read ahead: a request to send (rec, body) or a bad line (err). */
 struct rf_item {
@@ -17,6 +19,7 @@ struct rf_item {
 	char *body;		/* the request body (oai_body) */
 	char *err;		/* why the line is unusable */
 	size_t line;
+	size_t size;		/* strlen(body), 0 for a bad line */
 	double sched;		/* arrival_s, 0 when absent */
 };
 
@@ -32,12 +35,23 @@ struct reqfeed {
 	pthread_t th;
 	struct rf_item ring[RF_CAP];
 	size_t head, n;
+	size_t bytes;		/* body bytes queued */
+	size_t max_bytes;	/* RF_MAX_BYTES */
 	bool eof, ioerr;
 	int fd;
 	FILE *in;
 	const char *model;
 	bool chat, keep_prompt;
 };
+
+/*
+ * Whether an item of size body bytes may join the queue now: fewer than
+ * RF_CAP items, and the queued bytes stay within max_bytes (an item
+ * always fits an empty queue, however large).  Caller holds q->mu.
+ */
+bool rf_fits(const struct reqfeed *q, size_t size);
+/* Append *it, waiting while it does not fit; wakes the loop. */
+void rf_push(struct reqfeed *q, struct rf_item *it);
 
 /* Start reading in; 0, or -1 with errno. */
 int rf_start(struct reqfeed *q, FILE *in, const char *model, bool chat,

@@ -84,6 +84,22 @@ metric() { curl -s "$URL/metrics" | awk -v m="$1" '$1 ~ "^"m {print $2}'; }
 	assert_output 8
 }
 
+@test "a server that stalls before any response on a reused connection is a timeout, not connect" {
+	start_double --fail stallhead@2 --stall 30
+	workload --requests 2 --tokens 16 --output-tokens 2 >"$BATS_TEST_TMPDIR/w"
+	run --separate-stderr sh -c "req-stream --url $URL --model fake-model --max-concurrency 1 --timeout 1s <'$BATS_TEST_TMPDIR/w' | jq -c '[.id, .ok, .error, .http_status, .concurrency_at_send]'"
+	assert_success
+	assert_output "$(printf '%s\n' '[0,true,null,200,1]' '[1,false,"timeout",null,1]')"
+}
+
+@test "a 200 response that is not an event stream is bad_stream, not stream_cut" {
+	start_double --fail plain@1
+	echo '{"id":"p","prompt":[1,2,3],"max_tokens":3}' >"$BATS_TEST_TMPDIR/w"
+	run --separate-stderr sh -c "req-stream --url $URL --model fake-model <'$BATS_TEST_TMPDIR/w' | jq -c '[.ok, .error, .http_status, .error_detail]'"
+	assert_success
+	assert_output '[false,"bad_stream",200,"Content-Type application/json, not text/event-stream"]'
+}
+
 @test "the output digest is deterministic per prompt and the same for chat and completions" {
 	start_double
 	workload --requests 2 --tokens 40 --vocab 300 --output-tokens 6 >"$BATS_TEST_TMPDIR/ids"
@@ -163,16 +179,20 @@ metric() { curl -s "$URL/metrics" | awk -v m="$1" '$1 ~ "^"m {print $2}'; }
 	printf '%s\n' '{"id":"a","prompt":[1,2],"max_tokens":2}' 'not json' '[1]' '{"id":"b"}' \
 	    '{"id":"c","prompt":{"x":1}}' '{"id":"d","prompt":[1],"arrival_s":-1}' \
 	    '{"id":"e","prompt":[1],"arrival_s":"soon"}' '{"id":"f","prompt":[1],"max_tokens":0}' \
-	    '{"id":"g","prompt":"hi","max_tokens":2}' >"$BATS_TEST_TMPDIR/w"
+	    '{"id":"g","prompt":"hi","max_tokens":2}' '{"id":"h","prompt":[1],"arrival_s":1e30}' \
+	    '{"id":"i","prompt":[1],"arrival_s":1e12}' '{"id":"j","prompt":[1],"arrival_s":10000000.5}' \
+	    '{"id":"k","prompt":[1,2],"max_tokens":2,"arrival_s":0.01}' >"$BATS_TEST_TMPDIR/w"
 	# results come in completion order, error records as soon as read
-	run --separate-stderr sh -c "req-stream --url $URL --model fake-model <'$BATS_TEST_TMPDIR/w' | jq -c '[.kind, .line, .id, .ok]' | sort"
+	run --separate-stderr sh -c "req-stream --url $URL --model fake-model <'$BATS_TEST_TMPDIR/w' | jq -s -c 'sort_by(.kind, .line, .id) | .[] | [.kind, .line, .id, .ok]'"
 	assert_output "$(printf '%s\n' '["error",2,null,null]' '["error",3,null,null]' \
 	    '["error",4,null,null]' '["error",5,null,null]' '["error",6,null,null]' \
-	    '["error",7,null,null]' '["error",8,null,null]' '["result",null,"a",true]' \
-	    '["result",null,"g",true]')"
+	    '["error",7,null,null]' '["error",8,null,null]' '["error",10,null,null]' \
+	    '["error",11,null,null]' '["error",12,null,null]' '["result",null,"a",true]' \
+	    '["result",null,"g",true]' '["result",null,"k",true]')"
 	run sh -c "req-stream --url $URL --model fake-model <'$BATS_TEST_TMPDIR/w' >/dev/null"
 	assert_failure 65
 	assert_output --partial "req-stream: stdin:4: missing field 'prompt'"
+	assert_output --partial "req-stream: stdin:10: arrival_s out of range (0 to 1e7 s)"
 }
 
 @test "empty input gives no records and exits 0" {

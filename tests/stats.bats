@@ -73,7 +73,7 @@ setup() {
 	assert_output '[0,null,"no_requests"]'
 }
 
-@test "bad lines become error records with stderr lines and exit 65; the rest is summarized" {
+@test "bad lines become error records with stderr lines and exit 65, and count as failed bad_input" {
 	printf '%s\n' '{"ok":true,"ttft_s":1}' 'garbage' '{"ok":"yes"}' '{"ttft_s":1}' \
 	    '{"ok":true,"ttft_s":"fast"}' '[1,2]' '{"ok":true,"ttft_s":1e999}' \
 	    '{"ok":true,"sent_s":"x"}' '' '{"ok":false,"error":"timeout"}' >"$BATS_TEST_TMPDIR/r"
@@ -82,8 +82,8 @@ setup() {
 	[ "${#lines[@]}" -eq 8 ]
 	run sh -c "stats <'$BATS_TEST_TMPDIR/r' 2>/dev/null | jq -c 'select(.kind == \"error\") | .line'"
 	assert_output "$(printf '%s\n' 2 3 4 5 6 7 8)"
-	run sh -c "stats <'$BATS_TEST_TMPDIR/r' 2>/dev/null | jq -c 'select(.kind == \"summary\") | [.n, .ok, .failed]'"
-	assert_output '[2,1,1]'
+	run sh -c "stats <'$BATS_TEST_TMPDIR/r' 2>/dev/null | jq -c 'select(.kind == \"summary\") | [.n, .ok, .failed, .errors, .error_rate]'"
+	assert_output '[9,1,8,{"bad_input":7,"timeout":1},0.888888888889]'
 	run sh -c "stats <'$BATS_TEST_TMPDIR/r' 2>&1 >/dev/null"
 	assert_line --index 0 --partial "stats: stdin:2: invalid JSON"
 	assert_line --index 1 "stats: stdin:3: field 'ok' is not a boolean"
@@ -130,12 +130,23 @@ setup() {
 	assert_failure 65
 	assert_line --index 0 --regexp '^\{"kind":"error","line":1,"error":"invalid JSON: too big integer \(column [0-9]+\)"\}$'
 	[[ "$stderr" =~ ^"stats: stdin:1: invalid JSON: too big integer (column "[0-9]+")"$ ]]
-	run jqv "${lines[1]}" '"\(.n) \(.ok)"'
-	assert_output '1 1'
+	run jqv "${lines[1]}" '"\(.n) \(.ok) \(.errors.bad_input)"'
+	assert_output '2 1 1'
 }
 
 @test "a line holding a NUL byte is one bad line and the next line still counts" {
 	printf '{"ok":true}\n{"ok":\0true}\n{"ok":true}\n' >"$BATS_TEST_TMPDIR/r"
 	run sh -c "stats --bootstrap 0 <'$BATS_TEST_TMPDIR/r' 2>/dev/null | jq -c '[.line, .n]'"
-	assert_output "$(printf '%s\n' '[2,null]' '[null,2]')"
+	assert_output "$(printf '%s\n' '[2,null]' '[null,3]')"
+}
+
+@test "a rejected line counts in its group when its --by fields can be read, else in none" {
+	printf '%s\n' '{"model":"a","ok":true}' '{"model":"a","ok":"yes"}' 'garbage' \
+	    '{"model":"b","ok":false,"error":"timeout"}' '{"model":"b","ttft_s":1}' '[1]' >"$BATS_TEST_TMPDIR/r"
+	run sh -c "stats --by model --bootstrap 0 <'$BATS_TEST_TMPDIR/r' 2>/dev/null | jq -c '[.kind, .line // .model, .n, .ok, .failed, .errors]'"
+	assert_output "$(printf '%s\n' '["error",2,null,null,null,null]' '["error",3,null,null,null,null]' \
+	    '["error",5,null,null,null,null]' '["error",6,null,null,null,null]' \
+	    '["summary","a",2,1,1,{"bad_input":1}]' '["summary","b",2,0,2,{"timeout":1,"bad_input":1}]')"
+	run sh -c "stats --by model <'$BATS_TEST_TMPDIR/r' >/dev/null 2>&1"
+	assert_failure 65
 }

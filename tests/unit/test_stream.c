@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests: lib/sse (event splitting) and lib/oai (chunks, bodies). */
 #include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "oai.h"
+#include "reqfeed.h"
 #include "sse.h"
 #include "unit.h"
 
@@ -181,6 +185,80 @@ test_classify(void)
 	oai_free(&s);
 }
 
+/* A 2xx body that is not an event stream is bad_stream, not stream_cut. */
+static void
+test_content_type(void)
+{
+	struct oai_stream s;
+	char d[256];
+
+	CHECK(oai_init(&s, false) == 0);
+	oai_content_type(&s, "Text/Event-Stream; charset=utf-8");
+	CHECK(!s.bad && !s.not_sse);
+	oai_content_type(&s, "text/event-stream");
+	CHECK(!s.bad);
+	oai_content_type(&s, "text/event-streamx");
+	CHECK(s.bad && s.not_sse);
+	oai_free(&s);
+	CHECK(oai_init(&s, false) == 0);
+	oai_content_type(&s, "application/json");
+	oai_feed(&s, "data: [DONE]\n\n", 14, 0);	/* ignored */
+	CHECK(!s.done);
+	CHECK_STR(oai_classify(&s, OAI_END_OK, 200, "", NULL, d, sizeof(d)),
+	    "bad_stream");
+	CHECK_STR(d, "Content-Type application/json, not text/event-stream");
+	oai_free(&s);
+	CHECK(oai_init(&s, false) == 0);
+	oai_content_type(&s, NULL);
+	CHECK_STR(oai_classify(&s, OAI_END_OK, 200, "", NULL, d, sizeof(d)),
+	    "bad_stream");
+	CHECK_STR(d, "Content-Type missing, not text/event-stream");
+	oai_free(&s);
+}
+
+/* The read-ahead queue is bounded in body bytes as well as in items. */
+static void
+test_feed_bytes(void)
+{
+	struct reqfeed *q = calloc(1, sizeof(*q));
+	struct rf_item it = { 0 }, out;
+	size_t i;
+
+	CHECK(q != NULL);
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->notfull, NULL);
+	q->fd = eventfd(0, EFD_NONBLOCK);
+	q->max_bytes = 100;
+	CHECK(rf_fits(q, 1000));	/* an empty queue takes anything */
+	it.size = 40;
+	rf_push(q, &it);
+	rf_push(q, &it);
+	CHECK(q->n == 2 && q->bytes == 80);
+	CHECK(!rf_fits(q, 40));
+	CHECK(rf_fits(q, 20));
+	CHECK(!rf_fits(q, (size_t)-1));	/* no overflow */
+	CHECK(rf_peek(q, &out) == 1 && out.size == 40);
+	rf_pop(q);
+	CHECK(q->n == 1 && q->bytes == 40);
+	CHECK(rf_fits(q, 60) && !rf_fits(q, 61));
+	rf_pop(q);
+	CHECK(q->n == 0 && q->bytes == 0);
+	it.size = 1000;
+	rf_push(q, &it);	/* alone, a huge body still goes through */
+	CHECK(q->bytes == 1000 && !rf_fits(q, 0));
+	CHECK(!rf_fits(q, 1));
+	rf_pop(q);
+	q->max_bytes = RF_MAX_BYTES;	/* the count bound still holds */
+	it.size = 0;
+	for (i = 0; i < RF_CAP; i++)
+		rf_push(q, &it);
+	CHECK(!rf_fits(q, 0));
+	close(q->fd);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->notfull);
+	free(q);
+}
+
 int
 main(void)
 {
@@ -188,5 +266,7 @@ main(void)
 	test_oai();
 	test_body();
 	test_classify();
+	test_content_type();
+	test_feed_bytes();
 	return DONE("test_stream");
 }
