@@ -73,6 +73,61 @@ kvb() { kv-bytes "$@"; }
 	[ "$(jqv "$output" .hit_bytes)" = $((131072 * 2048)) ]
 }
 
+@test "Gemma-2-9B: only every other layer (0, 2, 4, ...) keeps its 4,096-token window: 6,341,787,648 bytes at 32K" {
+	# google/gemma-2-9b-it's config.json: sliding_window 4096, no layer_types;
+	# transformers' Gemma2 windows layer i when i % 2 == 0 (21 of 42 layers)
+	run kvb --config "$FIX/model-gemma-2-9b.json" <<<'{"tokens":32768,"hit_tokens":16384}'
+	assert_success
+	[ "$(jqv "$output" .kv_bytes_per_token)" = $((42 * 8 * 256 * 2 * 2)) ]
+	[ "$(jqv "$output" .kv_bytes)" = 6341787648 ]
+	[ "$(jqv "$output" .kv_bytes)" = $((8192 * (21 * 32768 + 21 * 4096))) ]
+	[ "$(jqv "$output" .hit_bytes)" = $((8192 * (21 * 16384 + 21 * 4096))) ]
+	P=$(jqv "$output" .params_nonembed)
+	# 21 full layers attend n^2, 21 windowed ones 2Wn - W^2
+	[ "$(jqv "$output" ".prefill_flops == 2*$P*32768 + 2*4096*(21*32768*32768 + 21*(2*4096*32768 - 4096*4096))")" = true ]
+	# within the window every layer holds every token
+	run kvb --config "$FIX/model-gemma-2-9b.json" <<<'{"tokens":4096}'
+	[ "$(jqv "$output" .kv_bytes)" = $((42 * 8192 * 4096)) ]
+}
+
+@test "Gemma-3: sliding_window_pattern P windows the layers with (i+1) % P != 0" {
+	# Gemma-3-12B's text_config as published: 48 layers, pattern 6, window 1024
+	jq -n '{model_type: "gemma3", torch_dtype: "bfloat16", text_config: {model_type: "gemma3_text",
+	    head_dim: 256, hidden_size: 3840, intermediate_size: 15360, num_attention_heads: 16,
+	    num_hidden_layers: 48, num_key_value_heads: 8, sliding_window: 1024, sliding_window_pattern: 6}}' \
+	    >"$BATS_TEST_TMPDIR/g3.json"
+	run kvb --config "$BATS_TEST_TMPDIR/g3.json" <<<'{"tokens":32768}'
+	assert_success
+	# 8 full layers (5, 11, ..., 47) and 40 windowed
+	[ "$(jqv "$output" .kv_bytes)" = $((8192 * (8 * 32768 + 40 * 1024))) ]
+	# the older private spelling _sliding_window_pattern means the same
+	jq '.text_config |= (._sliding_window_pattern = .sliding_window_pattern | del(.sliding_window_pattern))' \
+	    "$BATS_TEST_TMPDIR/g3.json" >"$BATS_TEST_TMPDIR/g3b.json"
+	run kvb --config "$BATS_TEST_TMPDIR/g3b.json" <<<'{"tokens":32768}'
+	[ "$(jqv "$output" .kv_bytes)" = $((8192 * (8 * 32768 + 40 * 1024))) ]
+	# layer_types, when present, wins over the pattern
+	jq '.text_config.layer_types = [range(48) | if . < 24 then "sliding_attention" else "full_attention" end]' \
+	    "$BATS_TEST_TMPDIR/g3.json" >"$BATS_TEST_TMPDIR/g3c.json"
+	run kvb --config "$BATS_TEST_TMPDIR/g3c.json" <<<'{"tokens":32768}'
+	[ "$(jqv "$output" .kv_bytes)" = $((8192 * (24 * 32768 + 24 * 1024))) ]
+}
+
+@test "a model that mixes windowed and full layers without layer_types is an error record asking for them" {
+	jq -c '.model_type = "cohere2"' "$FIX/model-llama-3.1-8b.json" |
+	    jq -c '{config: (. + {sliding_window: 4096}), tokens: 100}' >"$BATS_TEST_TMPDIR/in"
+	jq -c '{config: {model_type: "gemma3_text", num_hidden_layers: 4, num_attention_heads: 2,
+	    hidden_size: 8, torch_dtype: "bf16", sliding_window: 16}, tokens: 100}' -n >>"$BATS_TEST_TMPDIR/in"
+	echo '{"tokens":1,"layers":1,"kv_heads":1,"head_dim":1,"dtype":"bf16"}' >>"$BATS_TEST_TMPDIR/in"
+	run --separate-stderr kvb <"$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$(jqv "${lines[0]}" .kind)" = error ]
+	[[ "$(jqv "${lines[0]}" .error)" == "missing field 'layer_types': model_type 'cohere2' mixes windowed and full layers"* ]]
+	[[ "$(jqv "${lines[1]}" .error)" == *"'layer_types' (or 'sliding_window_pattern')"* ]]
+	[ "$(jqv "${lines[2]}" .kv_bytes)" = 4 ]
+	[[ "$stderr" == *"kv-bytes: stdin:1: "*"layer_types"* ]]
+}
+
 @test "explicit head_dim (Gemma-7B: 256, not 3072/16) is used" {
 	run kvb --config "$FIX/model-gemma-7b.json" </dev/null
 	[ "$(jqv "$output" .kv_bytes_per_token)" = $((28 * 16 * 256 * 2 * 2)) ]

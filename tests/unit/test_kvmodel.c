@@ -233,6 +233,48 @@ test_windows(void)
 	    "\"layer_types\":[\"sliding_attention\"]}", NULL, &m, err,
 	    sizeof(err)) == -1 && strstr(err, "'sliding_window'") != NULL);
 
+	/* Gemma-2 without layer_types: layers 0, 2, 4, ... are windowed */
+	CHECK(model("{\"model_type\":\"gemma2\",\"num_hidden_layers\":3,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512}", NULL, &m, err,
+	    sizeof(err)) == 0);
+	CHECK(m.window == 512 && m.window_layers == 2);
+	CHECK(kvm_bytes_for_tokens(&m, 1000) == 32.0 * (1 * 1000 + 2 * 512));
+	/* Gemma-3: (i+1) % P != 0 windowed: P = 6, 13 layers: 11 windowed */
+	CHECK(model("{\"model_type\":\"gemma3_text\",\"num_hidden_layers\":13,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512,\"sliding_window_pattern\":6}",
+	    NULL, &m, err, sizeof(err)) == 0);
+	CHECK(m.window == 512 && m.window_layers == 11);
+	/* P = 1: every layer full */
+	CHECK(model("{\"model_type\":\"gemma3\",\"num_hidden_layers\":4,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512,\"sliding_window_pattern\":1}",
+	    NULL, &m, err, sizeof(err)) == 0);
+	CHECK(m.window_layers == 0);
+	/* Gemma-3 with neither layer_types nor a pattern: not guessed */
+	CHECK(model("{\"model_type\":\"gemma3_text\",\"num_hidden_layers\":4,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512}", NULL, &m, err,
+	    sizeof(err)) == -1 && strstr(err, "'layer_types'") != NULL);
+	/* cohere2, or any other config with a window pattern: not guessed */
+	CHECK(model("{\"model_type\":\"cohere2\",\"num_hidden_layers\":4,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512}", NULL, &m, err,
+	    sizeof(err)) == -1 && strstr(err, "'layer_types'") != NULL &&
+	    strstr(err, "cohere2") != NULL);
+	CHECK(model("{\"model_type\":\"newmodel\",\"num_hidden_layers\":4,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512,\"sliding_window_pattern\":"
+	    "\"LLLG\"}", NULL, &m, err, sizeof(err)) == -1 &&
+	    strstr(err, "'layer_types'") != NULL);
+	/* cohere2 with layer_types is fine */
+	CHECK(model("{\"model_type\":\"cohere2\",\"num_hidden_layers\":2,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512,\"layer_types\":"
+	    "[\"sliding_attention\",\"full_attention\"]}", NULL, &m, err,
+	    sizeof(err)) == 0 && m.window_layers == 1);
+
 	/* windowed attention FLOPs: 2Wn − W² pairs×2 past the window */
 	CHECK(model(MISTRAL, NULL, &m, err, sizeof(err)) == 0);
 	CHECK_NEAR(kvm_prefill_flops(&m, 8192), 2 * m.params * 8192 +
