@@ -606,8 +606,24 @@ bc_state_name(enum bc_state st)
 		return "no_payload";
 	case BC_NEVER:
 		return "never_profitable";
+	case BC_OVERFLOW:
+		return "overflow";
 	}
 	return "?";
+}
+
+/* S/den into *b when den > 0 and the quotient is finite; its state. */
+static enum bc_state
+crit(double s, double den, double *b)
+{
+	double q;
+
+	if (!(den > 0))
+		return BC_NEVER;
+	if (!isfinite(q = s / den))
+		return BC_OVERFLOW;
+	*b = q;
+	return BC_OK;
 }
 
 void
@@ -625,14 +641,12 @@ bc_eval(const struct bc_in *in, struct bc_out *out)
 		out->st_serial = out->st_overlap = BC_NO_PAYLOAD;
 		return;
 	}
-	out->st_serial = ds > 0 ? BC_OK : BC_NEVER;
-	if (ds > 0)
-		out->bcrit_serial = in->hit_bytes / ds;
+	out->st_serial = crit(in->hit_bytes, ds, &out->bcrit_serial);
 	/* overlap is valid only when the suffix alone beats recompute */
-	out->st_overlap = in->t_suffix + in->t_lookup < in->t_full && dov > 0 ?
-	    BC_OK : BC_NEVER;
-	if (out->st_overlap == BC_OK)
-		out->bcrit_overlap = in->hit_bytes / dov;
+	if (in->t_suffix + in->t_lookup < in->t_full)
+		out->st_overlap = crit(in->hit_bytes, dov, &out->bcrit_overlap);
+	else
+		out->st_overlap = BC_NEVER;
 }
 
 void

@@ -81,7 +81,7 @@ uint64_t kvm_hit_tokens(uint64_t n, double h, uint64_t blk);
 
 /* --- the critical-bandwidth model -------------------------------------- */
 
-enum bc_state { BC_OK = 0, BC_NO_HIT, BC_NO_PAYLOAD, BC_NEVER };
+enum bc_state { BC_OK = 0, BC_NO_HIT, BC_NO_PAYLOAD, BC_NEVER, BC_OVERFLOW };
 
 struct bc_in {
 	double hit_tokens;	/* H */
@@ -107,7 +107,10 @@ struct bc_link {
  * Critical bandwidths (DESIGN.md): serial Bcrit = S/(T(N) − T_suffix −
  * T_lookup); overlap Bcrit = S/(T(N) − T_lookup), valid only when
  * T_suffix + T_lookup < T(N).  States: no_hit (H = 0), no_payload
- * (S = 0), never_profitable (denominator ≤ 0, or overlap invalid), ok.
+ * (S = 0), never_profitable (denominator ≤ 0, or overlap invalid),
+ * overflow (denominator > 0 but S/denominator exceeds the largest
+ * double: no representable bandwidth is above it), ok.  Bcrit is NAN
+ * unless the state is ok.
  */
 void bc_eval(const struct bc_in *in, struct bc_out *out);
 

@@ -81,6 +81,20 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "$output" .profitable_overlap)" = false ]
 }
 
+@test "a Bcrit too large for a double is state overflow with Bcrit null, never ok with null" {
+	run --separate-stderr bcrit --bw x=1000GB/s <<<'{"tokens":100,"hit_tokens":50,"hit_bytes":1e308,"t_full_s":2,"t_suffix_s":1.9999,"bw_bytes_per_s":1e300}'
+	assert_success
+	[ "$(jqv "$output" .state_serial)" = overflow ]
+	[ "$(jqv "$output" .bcrit_serial_bytes_per_s)" = null ]
+	[ "$(jqv "$output" .profitable_serial)" = false ]
+	[ "$(jqv "$output" .links.x.profitable_serial)" = false ]
+	# the overlap denominator T(N) - T_lookup = 2 is fine: 5e307
+	[ "$(jqv "$output" .state_overlap)" = ok ]
+	[ "$(jqv "$output" '.bcrit_overlap_bytes_per_s == 5e307')" = true ]
+	run bcrit <<<'{"tokens":100,"hit_tokens":50,"hit_bytes":1e308,"t_full_s":1e-300,"t_suffix_s":0}'
+	[ "$(jqv "$output" '[.state_serial, .state_overlap, .bcrit_serial_bytes_per_s, .bcrit_overlap_bytes_per_s]' | jq -c .)" = '["overflow","overflow",null,null]' ]
+}
+
 @test "overlap is valid only when T_suffix + T_lookup < T(N)" {
 	run bcrit <<<'{"tokens":100,"hit_tokens":50,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1.75,"t_lookup_s":0.25}'
 	[ "$(jqv "$output" .state_overlap)" = never_profitable ]

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of lib/kvmodel and lib/kvrec: reference values, states, boundaries. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -396,6 +397,23 @@ test_states(void)
 	in.t_lookup = 0.25;	/* T_suffix + T_lookup == T(N) */
 	bc_eval(&in, &out);
 	CHECK(out.st_overlap == BC_NEVER && out.st_serial == BC_NEVER);
+
+	/* S/denominator past the largest double: overflow, never ok+NAN */
+	in.hit_bytes = 1e308;
+	in.t_full = 2;
+	in.t_suffix = 1.9999;
+	in.t_lookup = 0;
+	bc_eval(&in, &out);
+	CHECK(out.st_serial == BC_OVERFLOW && isnan(out.bcrit_serial));
+	CHECK(out.st_overlap == BC_OK && out.bcrit_overlap == 5e307);
+	bc_at(&in, &out, DBL_MAX, &lk);
+	CHECK(!lk.prof_serial);
+	CHECK_STR(bc_state_name(BC_OVERFLOW), "overflow");
+	in.t_lookup = 1.99990001;	/* overlap denominator tiny too */
+	in.t_suffix = 0;
+	bc_eval(&in, &out);
+	CHECK(out.st_serial == BC_OVERFLOW && out.st_overlap == BC_OVERFLOW);
+	CHECK(isnan(out.bcrit_overlap));
 }
 
 /* xorshift64*: deterministic, seedable. */
