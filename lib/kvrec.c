@@ -57,9 +57,10 @@ get_hit(const json_t *rec, const struct kvrec_opt *opt, int have_n, uint64_t n,
 	if (st == JF_BAD)
 		return -1;
 	if (st == JF_OK) {
-		if (have_n && *h > n) {
-			snprintf(err, errlen, "field 'hit_tokens' (%llu) "
-			    "exceeds 'tokens' (%llu)", (unsigned long long)*h,
+		if (have_n && *h > 0 && *h >= n) {
+			snprintf(err, errlen, "hit_tokens must be < tokens: the "
+			    "last prompt token is always computed (hit_tokens "
+			    "%llu, tokens %llu)", (unsigned long long)*h,
 			    (unsigned long long)n);
 			return -1;
 		}

@@ -230,6 +230,20 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[[ "$stderr" == *"bcrit: stdin:14: prefill times out of range"* ]]
 }
 
+@test "hit_tokens not below tokens is an error record: the last prompt token is always computed" {
+	run --separate-stderr bcrit <<-'EOF'
+	{"tokens":100,"hit_tokens":100,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1}
+	{"tokens":100,"hit_tokens":101,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1}
+	{"tokens":100,"hit_tokens":99,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$(jqv "${lines[0]}" .error)" = "hit_tokens must be < tokens: the last prompt token is always computed (hit_tokens 100, tokens 100)" ]
+	[ "$(jqv "${lines[1]}" .kind)" = error ]
+	[ "$(jqv "${lines[2]}" .state_serial)" = ok ]
+	[[ "$stderr" == "bcrit: stdin:1: hit_tokens must be < tokens"* ]]
+}
+
 @test "empty input gives empty output and success; blank lines are skipped" {
 	run bcrit </dev/null
 	assert_success

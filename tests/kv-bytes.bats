@@ -188,7 +188,23 @@ kvb() { kv-bytes "$@"; }
 	[ "$(jqv "${lines[2]}" .error)" = "field 'tokens' must be an integer" ]
 	[ "$(jqv "${lines[8]}" .kv_bytes)" = 6144 ]
 	[[ "$stderr" == *"kv-bytes: stdin:2: invalid JSON"* ]]
-	[[ "$stderr" == *"stdin:7: field 'hit_tokens' (11) exceeds 'tokens' (10)"* ]]
+	[[ "$stderr" == *"stdin:7: hit_tokens must be < tokens: the last prompt token is always computed (hit_tokens 11, tokens 10)"* ]]
+}
+
+@test "hit_tokens equal to tokens is rejected: the last prompt token is always computed" {
+	run --separate-stderr kvb --config "$FIX/model-pythia-14m.json" <<-'EOF'
+	{"tokens":10,"hit_tokens":10}
+	{"tokens":10,"hit_tokens":9}
+	{"tokens":0,"hit_tokens":0}
+	{"tokens":0,"hit_tokens":1}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 4 ]
+	[ "$(jqv "${lines[0]}" .error)" = "hit_tokens must be < tokens: the last prompt token is always computed (hit_tokens 10, tokens 10)" ]
+	[ "$(jqv "${lines[1]}" .hit_bytes)" = $((9 * 3072)) ]
+	[ "$(jqv "${lines[2]}" .hit_bytes)" = 0 ]
+	[ "$(jqv "${lines[3]}" .kind)" = error ]
+	[[ "$stderr" == "kv-bytes: stdin:1: hit_tokens must be < tokens: the last prompt token is always computed"* ]]
 }
 
 @test "--strict stops at the first bad record" {

@@ -509,7 +509,13 @@ test_records(void)
 	    sizeof(err)) == NULL && strstr(err, "num_attention_heads") != NULL);
 	CHECK(rec_eval("{\"layers\":1,\"kv_heads\":1,\"head_dim\":1,"
 	    "\"dtype\":\"bf16\",\"tokens\":10,\"hit_tokens\":11}", &o, 0, err,
-	    sizeof(err)) == NULL && strstr(err, "exceeds") != NULL);
+	    sizeof(err)) == NULL && strstr(err, "hit_tokens must be < tokens") != NULL);
+	CHECK(rec_eval("{\"layers\":1,\"kv_heads\":1,\"head_dim\":1,"
+	    "\"dtype\":\"bf16\",\"tokens\":10,\"hit_tokens\":10}", &o, 0, err,
+	    sizeof(err)) == NULL && strstr(err, "always computed") != NULL);
+	CHECK(rec_eval("{\"tokens\":10,\"hit_tokens\":10,\"hit_bytes\":1,"
+	    "\"t_full_s\":2,\"t_suffix_s\":1}", &o, 1, err, sizeof(err)) ==
+	    NULL && strstr(err, "always computed") != NULL);
 	CHECK(rec_eval("{\"layers\":1,\"kv_heads\":1,\"head_dim\":1,"
 	    "\"dtype\":\"bf16\",\"hit_rate\":0.5}", &o, 0, err,
 	    sizeof(err)) == NULL && strstr(err, "'tokens'") != NULL);
