@@ -203,31 +203,16 @@ flops_times(const json_t *rec, const struct kvrec_opt *opt,
 }
 
 /*
- * Fill in->t_full and in->t_suffix: measured, else fit, else FLOPs.
- * *src names the source.
+ * Fit coefficients on the record into coef (a, b, c): 1 when present
+ * (absent ones 0), 0 when none is, -1 on error.
  */
 static int
-times(const json_t *rec, const struct kvrec_opt *opt, const struct kv_model *m,
-    int have_m, uint64_t n, uint64_t h, bool derived, struct bc_in *in,
-    const char **src, char *err, size_t errlen)
+record_fit(const json_t *rec, double coef[3], char *err, size_t errlen)
 {
 	static const char *const fk[] = { "prefill_a_s",
 		"prefill_b_s_per_token", "prefill_c_s_per_token2" };
-	double coef[3] = { opt->fit_a, opt->fit_b, opt->fit_c };
-	int rf, rs, nfit = 0;
+	int nfit = 0;
 
-	if ((rf = tfield(rec, "t_full_s", &in->t_full, err, errlen)) < 0 ||
-	    (rs = tfield(rec, "t_suffix_s", &in->t_suffix, err, errlen)) < 0)
-		return -1;
-	if (rf || rs) {
-		if (!rf || !rs) {
-			snprintf(err, errlen, "missing field '%s' (measured "
-			    "times need both)", rf ? "t_suffix_s" : "t_full_s");
-			return -1;
-		}
-		*src = "measured";
-		return 0;
-	}
 	for (int i = 0; i < 3; i++) {
 		enum jf_status st;
 		double v;
@@ -240,7 +225,55 @@ times(const json_t *rec, const struct kvrec_opt *opt, const struct kv_model *m,
 			coef[i] = v;
 		}
 	}
-	if (nfit || opt->have_fit) {
+	return nfit > 0;
+}
+
+/*
+ * Whether t_full_s/t_suffix_s on rec are measured: yes unless the record
+ * says otherwise in t_source (bcrit's own output fed back in says "fit"
+ * or "flops").  1 measured, 0 not (*prev gets the source), -1 bad.
+ */
+static int
+measured_times(const json_t *rec, const char **prev, char *err,
+    size_t errlen)
+{
+	enum jf_status st = jf_str(rec, "t_source", prev, err, errlen);
+
+	if (st == JF_BAD)
+		return -1;
+	return st == JF_ABSENT || strcmp(*prev, "measured") == 0;
+}
+
+/*
+ * Fill in->t_full and in->t_suffix: measured, else fit, else FLOPs, else
+ * (times on the record that were not measured) those times under their
+ * own source.  *src names the source.
+ */
+static int
+times(const json_t *rec, const struct kvrec_opt *opt, const struct kv_model *m,
+    int have_m, uint64_t n, uint64_t h, bool derived, struct bc_in *in,
+    const char **src, char *err, size_t errlen)
+{
+	double coef[3] = { opt->fit_a, opt->fit_b, opt->fit_c };
+	const char *prev = NULL;
+	int rf, rs, rfit, meas;
+
+	if ((meas = measured_times(rec, &prev, err, errlen)) < 0 ||
+	    (rf = tfield(rec, "t_full_s", &in->t_full, err, errlen)) < 0 ||
+	    (rs = tfield(rec, "t_suffix_s", &in->t_suffix, err, errlen)) < 0)
+		return -1;
+	if (rf != rs) {
+		snprintf(err, errlen, "missing field '%s' (%s times need both)",
+		    rf ? "t_suffix_s" : "t_full_s", meas ? "measured" : prev);
+		return -1;
+	}
+	if (rf && meas) {
+		*src = "measured";
+		return 0;
+	}
+	if ((rfit = record_fit(rec, coef, err, errlen)) < 0)
+		return -1;
+	if (rfit || opt->have_fit) {
 		double N = (double)n, H = (double)h;
 
 		in->t_full = coef[0] + coef[1] * N + coef[2] * N * N;
@@ -252,6 +285,10 @@ times(const json_t *rec, const struct kvrec_opt *opt, const struct kv_model *m,
 		*src = "flops";
 		return flops_times(rec, opt, m, have_m, n, h, derived, in, err,
 		    errlen);
+	}
+	if (rf) {	/* not measured, and no source here to recompute them */
+		*src = prev;
+		return 0;
 	}
 	snprintf(err, errlen, "missing field 't_full_s' (no prefill time: "
 	    "give t_full_s and t_suffix_s, fit coefficients or --fit, or "

@@ -193,6 +193,44 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "$output" .t_lookup_s)" = 0.5 ]
 }
 
+@test "bcrit output fed back into bcrit is not taken for measured times: recomputed from the current source" {
+	in='{"tokens":10,"hit_tokens":5,"hit_bytes":100,"prefill_flops":1e15,"suffix_flops":2.5e14}'
+	bcrit --flops-per-s 1e15 <<<"$in" >"$BATS_TEST_TMPDIR/a"
+	[ "$(jq -r .t_source "$BATS_TEST_TMPDIR/a")" = flops ]
+	# a new FLOPs rate recomputes them
+	run bcrit --flops-per-s 2e15 <"$BATS_TEST_TMPDIR/a"
+	assert_success
+	[ "$(jqv "$output" .t_source)" = flops ]
+	[ "$(jqv "$output" .t_full_s)" = 0.5 ]
+	[ "$(jqv "$output" .t_suffix_s)" = 0.125 ]
+	# a fit replaces them, and t_source says so
+	printf '{"prefill_a_s":0,"prefill_b_s_per_token":0.1,"prefill_c_s_per_token2":0}\n' >"$BATS_TEST_TMPDIR/fit"
+	run bcrit --fit "$BATS_TEST_TMPDIR/fit" <"$BATS_TEST_TMPDIR/a"
+	[ "$(jqv "$output" .t_source)" = fit ]
+	[ "$(jqv "$output" .t_full_s)" = 1 ]
+	[ "$(jqv "$output" .t_suffix_s)" = 0.5 ]
+	# no source here: the times stay, still labelled flops, never measured
+	run bcrit <"$BATS_TEST_TMPDIR/a"
+	assert_success
+	[ "$(jqv "$output" .t_source)" = flops ]
+	[ "$(jqv "$output" .t_full_s)" = 1 ]
+	[ "$(jqv "$output" .bcrit_serial_bytes_per_s)" = 133.33333333333334 ]
+}
+
+@test "t_source measured, or no t_source, keeps t_full_s/t_suffix_s as measured times" {
+	run --separate-stderr bcrit --flops-per-s 1e15 <<-'EOF'
+	{"tokens":10,"hit_tokens":5,"hit_bytes":100,"prefill_flops":1e15,"suffix_flops":2.5e14,"t_full_s":3,"t_suffix_s":1,"t_source":"measured"}
+	{"tokens":10,"hit_tokens":5,"hit_bytes":100,"prefill_flops":1e15,"suffix_flops":2.5e14,"t_full_s":3,"t_suffix_s":1}
+	{"tokens":10,"hit_tokens":5,"hit_bytes":100,"t_full_s":3,"t_suffix_s":1,"t_source":7}
+	{"tokens":10,"hit_tokens":5,"hit_bytes":100,"t_full_s":3,"t_source":"fit"}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "$(jqv "${lines[0]}" '[.t_source, .t_full_s, .t_suffix_s] | map(tostring) | join(" ")')" = "measured 3 1" ]
+	[ "$(jqv "${lines[1]}" '[.t_source, .t_full_s, .t_suffix_s] | map(tostring) | join(" ")')" = "measured 3 1" ]
+	[ "$(jqv "${lines[2]}" .error)" = "field 't_source' must be a string" ]
+	[ "$(jqv "${lines[3]}" .error)" = "missing field 't_suffix_s' (fit times need both)" ]
+}
+
 @test "bad records: error record in place, stderr line, status 65, good records kept" {
 	run --separate-stderr bcrit <<-'EOF'
 	{"tokens":100,"hit_tokens":50,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1}
