@@ -203,29 +203,45 @@ flops_times(const json_t *rec, const struct kvrec_opt *opt,
 }
 
 /*
- * Fit coefficients on the record into coef (a, b, c): 1 when present
- * (absent ones 0), 0 when none is, -1 on error.
+ * Fit coefficients on the record into coef (a, b, c).  A record with any
+ * of them must have prefill_b_s_per_token, and with fit's "degree" the
+ * whole set for that degree; other absent ones are 0.  1 when present,
+ * 0 when none is, -1 on error (naming what is missing).
  */
 static int
 record_fit(const json_t *rec, double coef[3], char *err, size_t errlen)
 {
 	static const char *const fk[] = { "prefill_a_s",
 		"prefill_b_s_per_token", "prefill_c_s_per_token2" };
-	int nfit = 0;
+	enum jf_status st[3];
+	double v[3] = { 0, 0, 0 };
+	uint64_t deg = 0;
+	int first = -1;
 
 	for (int i = 0; i < 3; i++) {
-		enum jf_status st;
-		double v;
-
-		if ((st = jf_num(rec, fk[i], &v, err, errlen)) == JF_BAD)
+		if ((st[i] = jf_num(rec, fk[i], &v[i], err, errlen)) == JF_BAD)
 			return -1;
-		if (st == JF_OK) {
-			if (nfit++ == 0)
-				coef[0] = coef[1] = coef[2] = 0;
-			coef[i] = v;
+		if (st[i] == JF_OK && first < 0)
+			first = i;
+	}
+	if (first < 0)
+		return 0;
+	if (jf_u64(rec, "degree", 2, &deg, err, errlen) == JF_BAD)
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		bool need = i == 1 || (deg > 0 && (i == 0 || (uint64_t)i <= deg));
+
+		if (need && st[i] == JF_ABSENT) {
+			snprintf(err, errlen, "missing field '%s' (fit fields "
+			    "on the record need %s; found '%s')", fk[i], deg ?
+			    (deg == 1 ? "prefill_a_s and prefill_b_s_per_token"
+			    " for degree 1" : "all three for degree 2") :
+			    "prefill_b_s_per_token", fk[first]);
+			return -1;
 		}
 	}
-	return nfit > 0;
+	memcpy(coef, v, sizeof(v));
+	return 1;
 }
 
 /*

@@ -172,6 +172,29 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "$output" .t_full_s)" = 2 ]
 }
 
+@test "fit fields on a record are used only with prefill_b_s_per_token (and the full set for a stated degree)" {
+	printf '{"kind":"fit","prefill_a_s":0.5,"prefill_b_s_per_token":0.001,"prefill_c_s_per_token2":1e-06}\n' >"$BATS_TEST_TMPDIR/fit.jsonl"
+	run --separate-stderr bcrit --fit "$BATS_TEST_TMPDIR/fit.jsonl" <<-'EOF'
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_a_s":1}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_c_s_per_token2":1e-6}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_a_s":0.1,"prefill_b_s_per_token":0.002,"degree":2}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_b_s_per_token":0.002,"prefill_c_s_per_token2":0,"degree":1}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_a_s":0.1,"prefill_b_s_per_token":0.002,"degree":1}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_a_s":0.1,"prefill_b_s_per_token":0.002,"prefill_c_s_per_token2":1e-7,"degree":2}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 7 ]
+	[ "$(jqv "${lines[0]}" .error)" = "missing field 'prefill_b_s_per_token' (fit fields on the record need prefill_b_s_per_token; found 'prefill_a_s')" ]
+	[ "$(jqv "${lines[1]}" .error)" = "missing field 'prefill_b_s_per_token' (fit fields on the record need prefill_b_s_per_token; found 'prefill_c_s_per_token2')" ]
+	[ "$(jqv "${lines[2]}" .error)" = "missing field 'prefill_c_s_per_token2' (fit fields on the record need all three for degree 2; found 'prefill_a_s')" ]
+	[[ "$(jqv "${lines[3]}" .error)" == "missing field 'prefill_a_s' "* ]]
+	[ "$(jqv "${lines[4]}" .t_full_s)" = 2.1 ]
+	[ "$(jqv "${lines[5]}" .t_full_s)" = 2.2 ]
+	[ "$(jqv "${lines[6]}" .t_full_s)" = 2.5 ]
+	[[ "$stderr" == "bcrit: stdin:1: missing field 'prefill_b_s_per_token'"* ]]
+}
+
 @test "fit output feeds bcrit --fit directly" {
 	for n in 1000 2000 4000 8000; do
 		echo "{\"tokens\":$n,\"t_s\":$(awk -v n=$n 'BEGIN{print 0.01 + 1e-5*n + 1e-9*n*n}')}"
