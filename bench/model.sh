@@ -73,15 +73,19 @@ def link($b; $s; $tf; $ts; $tl; $st_s; $bs; $st_o; $bo):
      t_serial_s: $tser, t_overlap_s: $tov,
      speedup_serial: ($tf / $tser), speedup_overlap: ($tf / $tov)};
 . as $r | $r.tokens as $n
-| ([(($r.hit_rate * $n / 16 + 1e-9) | floor), (($n - 1) / 16 | floor)] | min * 16) as $h
+| ($r.hit_rate * $n) as $x | ($x / 16 | floor) as $b0
+| (if ($b0 + 1) * 16 <= $x * (1 + 4 * 2.220446049250313e-16) then $b0 + 1 else $b0 end) as $b
+| ([$b, (($n - 1) / 16 | floor)] | min * 16) as $h
 | ($h * $m.bpt) as $s
 | (F($n) / (989e12 * 0.5)) as $tf | ((F($n) - F($h)) / (989e12 * 0.5)) as $ts
 | 0 as $tl
 | ($tf - ($ts + $tl)) as $ds | ($tf - $tl) as $do
 | (if $h == 0 then "no_hit" elif $s == 0 then "no_payload"
-   elif $ds > 0 then "ok" else "never_profitable" end) as $st_s
+   elif $ds <= 0 then "never_profitable" elif ($s / $ds | isinfinite) then "overflow"
+   else "ok" end) as $st_s
 | (if $h == 0 then "no_hit" elif $s == 0 then "no_payload"
-   elif $ts + $tl < $tf then "ok" else "never_profitable" end) as $st_o
+   elif $ts + $tl >= $tf or $do <= 0 then "never_profitable"
+   elif ($s / $do | isinfinite) then "overflow" else "ok" end) as $st_o
 | (if $st_s == "ok" then $s / $ds else null end) as $bs
 | (if $st_o == "ok" then $s / $do else null end) as $bo
 | $r + {kv_bytes_per_token: $m.bpt, kv_bytes_per_block: ($m.bpt * 16),

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -580,15 +581,22 @@ kvm_suffix_flops(const struct kv_model *m, double n, double h)
 uint64_t
 kvm_hit_tokens(uint64_t n, double h, uint64_t blk)
 {
-	double blocks;
+	double x, blocks;
 	uint64_t hb, cap;
 
 	if (n == 0 || blk == 0 || !(h > 0))
 		return 0;
 	if (h > 1)
 		h = 1;
-	/* the 1e-9 absorbs rounding in h·n (0.7·160 = 111.99…) */
-	blocks = floor(h * (double)n / (double)blk + 1e-9);
+	/*
+	 * The largest b with b·blk <= h·n, h·n taken with a relative
+	 * tolerance of 4 ulps for the rounding of h (0.7·160 lands on
+	 * 111.99…, not 112); b·blk < 2^53 is exact.
+	 */
+	x = h * (double)n;
+	blocks = floor(x / (double)blk);
+	if ((blocks + 1) * (double)blk <= x * (1 + 4 * DBL_EPSILON))
+		blocks++;
 	cap = (n - 1) / blk;
 	hb = blocks >= (double)cap ? cap : (uint64_t)blocks;
 	return hb * blk;

@@ -76,6 +76,7 @@ double kvm_suffix_flops(const struct kv_model *m, double n, double h);
  * Block-aligned hit tokens for hit rate h (0..1) of n prompt tokens:
  * floor(h·n/blk)·blk, never past floor((n−1)/blk)·blk so the block
  * holding the last prompt token is always computed.  0 when n is 0.
+ * h·n within 4 ulps (relative) below a block boundary counts as on it.
  */
 uint64_t kvm_hit_tokens(uint64_t n, double h, uint64_t blk);
 

@@ -317,6 +317,33 @@ test_hit_tokens(void)
 	CHECK(kvm_hit_tokens(1024, 0.0, 16) == 0);
 	CHECK(kvm_hit_tokens(0, 0.5, 16) == 0);
 	CHECK(kvm_hit_tokens(1000, 0.01, 16) == 0);	/* under one block */
+	/* no absolute fudge: 1e-12 under a boundary is under it */
+	CHECK(kvm_hit_tokens(32, 0.5 - 1e-12, 16) == 0);
+	CHECK(kvm_hit_tokens(3200, 0.5 - 1e-12, 16) == 1584);
+	CHECK(kvm_hit_tokens(1 << 30, 0.5 - 1e-9, 16) == (1 << 29) - 16);
+	/* exact boundaries, and h·n a rounding step short of one */
+	CHECK(kvm_hit_tokens(32, 0.5, 16) == 16);
+	CHECK(kvm_hit_tokens(33, 0.5, 16) == 16);
+	CHECK(kvm_hit_tokens(64, 0.25, 16) == 16);
+	CHECK(kvm_hit_tokens(32, nextafter(0.5, 0), 16) == 16);
+	CHECK(kvm_hit_tokens(160, 0.3, 16) == 48);
+	CHECK(kvm_hit_tokens(30, 0.1, 3) == 3);	/* blk not a power of 2 */
+	CHECK(kvm_hit_tokens(300, 0.7, 3) == 210);
+	/* against exact integer arithmetic for hit rates p/100 */
+	{
+		int wrong = 0;
+
+		for (uint64_t n = 1; n < 5000; n += 13)
+			for (uint64_t p = 0; p <= 100; p++)
+				for (uint64_t blk = 1; blk <= 64; blk *= 4) {
+					uint64_t b = p * n / (100 * blk);
+					uint64_t cap = (n - 1) / blk;
+
+					wrong += kvm_hit_tokens(n, (double)p / 100,
+					    blk) != (b < cap ? b : cap) * blk;
+				}
+		CHECK(wrong == 0);
+	}
 	for (uint64_t n = 1; n < 3000; n += 7)
 		for (double h = 0; h <= 1.0; h += 0.05) {
 			uint64_t H = kvm_hit_tokens(n, h, 16);
