@@ -158,9 +158,21 @@ kvb() { kv-bytes "$@"; }
 
 @test "a config lacking a field gets an error record naming it, status 65" {
 	jq -c 'del(.num_hidden_layers)' "$FIX/model-llama-3.1-8b.json" >"$BATS_TEST_TMPDIR/c.json"
-	run kvb --config "$BATS_TEST_TMPDIR/c.json" </dev/null
+	msg="$BATS_TEST_TMPDIR/c.json: missing field 'num_hidden_layers' (or 'n_layer', 'num_layers', 'n_layers')"
+	# no records: one error record (no input line to name) and the stderr line
+	run --separate-stderr kvb --config "$BATS_TEST_TMPDIR/c.json" </dev/null
 	[ "$status" -eq 65 ]
-	assert_output --partial "num_hidden_layers"
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(jqv "$output" -c)" = "$(jq -nc --arg m "$msg" '{kind: "error", error: $m}')" ]
+	[ "$stderr" = "kv-bytes: $msg" ]
+	# records: an error record in place of each, each with its stderr line
+	run --separate-stderr kvb --config "$BATS_TEST_TMPDIR/c.json" <<<$'{"tokens":1}\n{"tokens":2}'
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jqv "${lines[1]}" -c)" = "$(jq -nc --arg m "$msg" '{kind: "error", line: 2, error: $m}')" ]
+	[ "$(jqv "${lines[0]}" .line)" = 1 ]
+	[ "$stderr" = "kv-bytes: stdin:1: $msg"$'\n'"kv-bytes: stdin:2: $msg" ]
+	# explicit fields lacking one: the same, per record
 	run --separate-stderr kvb <<<'{"layers":6,"kv_heads":4,"head_dim":32,"tokens":1}'
 	[ "$status" -eq 65 ]
 	[ "$(jqv "$output" .error)" = "missing field 'dtype' (or give --kv-dtype)" ]
@@ -214,14 +226,17 @@ kvb() { kv-bytes "$@"; }
 	[ "$(jqv "${lines[1]}" .kind)" = error ]
 }
 
-@test "a missing, unreadable or invalid config file is a set-up error" {
-	run kvb --config /nonexistent/config.json </dev/null
+@test "a missing or unreadable config file is a set-up error; an invalid one gives error records" {
+	run --separate-stderr kvb --config /nonexistent/config.json <<<'{"tokens":1}'
 	[ "$status" -eq 2 ]
-	assert_output --partial "No such file"
+	[ "$output" = "" ]
+	[[ "$stderr" == *"No such file"* ]]
 	echo '{"num_hidden_layers":' >"$BATS_TEST_TMPDIR/bad.json"
-	run kvb --config "$BATS_TEST_TMPDIR/bad.json" </dev/null
+	run --separate-stderr kvb --config "$BATS_TEST_TMPDIR/bad.json" </dev/null
 	[ "$status" -eq 65 ]
-	assert_output --partial "invalid JSON"
+	[ "$(jqv "$output" .kind)" = error ]
+	[[ "$(jqv "$output" .error)" == "$BATS_TEST_TMPDIR/bad.json:"*"invalid JSON"* ]]
+	[[ "$stderr" == *"invalid JSON"* ]]
 }
 
 @test "without --config, empty input gives empty output and success" {
