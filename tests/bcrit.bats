@@ -389,3 +389,24 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	run jq -c '[.t_source, .bw_source, .links.tcp.bw_bytes_per_s, has("mfu_assumed")]' "$BATS_TEST_TMPDIR/g/grid.jsonl"
 	assert_output '["fit","measured by tcp-probe",1100000000,false]'
 }
+
+@test "pipelines/model-grid.sh: a failing kv-bytes stage fails the pipeline with its status and says why" {
+	jq 'del(.num_hidden_layers)' "$FIX/model-qwen2.5-7b.json" >"$BATS_TEST_TMPDIR/c.json"
+	run --separate-stderr sh "$KVGATE_ROOT/pipelines/model-grid.sh" -c "$BATS_TEST_TMPDIR/c.json" -o "$BATS_TEST_TMPDIR/g"
+	[ "$status" -eq 65 ]
+	[ "$output" = "" ]
+	[[ "$stderr" == *"model-grid.sh: kv-bytes failed with status 65: $BATS_TEST_TMPDIR/c.json: missing field 'num_hidden_layers'"* ]]
+	[ ! -s "$BATS_TEST_TMPDIR/g/table.txt" ]
+}
+
+@test "pipelines/model-grid.sh: a failing bcrit stage, or a grid with error records, is not success" {
+	printf '{"prefill_b_s_per_token":1}\n{"prefill_b_s_per_token":2}\n' >"$BATS_TEST_TMPDIR/two"
+	run --separate-stderr sh "$KVGATE_ROOT/pipelines/model-grid.sh" -o "$BATS_TEST_TMPDIR/g" -F "$BATS_TEST_TMPDIR/two"
+	[ "$status" -eq 65 ]
+	[[ "$stderr" == *"model-grid.sh: bcrit failed with status 65"* ]]
+	# a zero-token prompt has no prefill time: error records from bcrit
+	run --separate-stderr sh "$KVGATE_ROOT/pipelines/model-grid.sh" -o "$BATS_TEST_TMPDIR/g" -t 8K,0 -r 0.5
+	[ "$status" -eq 65 ]
+	[[ "$stderr" == *"model-grid.sh: bcrit failed with status 65: prefill times out of range"* ]]
+	[ "$(jq -s 'map(select(.kind == "error")) | length' "$BATS_TEST_TMPDIR/g/grid.jsonl")" -eq 1 ]
+}
