@@ -68,10 +68,29 @@ points() {
 	[ "$status" -eq 65 ]
 	[ "$(jqv "$output" .kind)" = error ]
 	[ "$(jqv "$output" .error)" = "2 points, need at least 3 for this fit" ]
-	[[ "$stderr" == *"fit: group {}: 2 points"* ]]
+	[ "$(jqv "$output" .line)" = 2 ]
+	[ "$stderr" = "fit: stdin:2: group {}: 2 points, need at least 3 for this fit" ]
 	run fit --by g <<<$'{"g":1,"tokens":1,"t_s":1}\n{"g":1,"tokens":1,"t_s":2}\n{"g":1,"tokens":1,"t_s":3}'
 	[ "$status" -eq 65 ]
 	[[ "$output" == *"1 distinct token count"* ]]
+}
+
+@test "a group's error record names the line of the group's last point; --by values never replace kind, line or error" {
+	run --separate-stderr fit --by g,line <<-'EOF'
+	{"g":"a","line":"x","tokens":1,"t_s":1}
+	{"g":"b","line":"x","tokens":1,"t_s":1}
+	{"g":"a","line":"x","tokens":2,"t_s":2}
+
+	{"g":"b","line":"x","tokens":5,"t_s":2}
+	{"g":"b","line":"x","tokens":6,"t_s":2}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -c '[.kind, .line, .g, .n_points]' <<<"${lines[0]}")" = '["error",3,"a",2]' ]
+	[ "$(jq -c '[.kind, .g, .n_points]' <<<"${lines[1]}")" = '["fit","b",3]' ]
+	[ "$stderr" = 'fit: stdin:3: group {"g":"a","line":"x"}: 2 points, need at least 3 for this fit' ]
+	run --separate-stderr fit --by kind <<<'{"kind":"k","tokens":1,"t_s":1}'
+	[ "$(jqv "$output" .kind)" = error ]
 }
 
 @test "one bad group does not hide the good ones" {

@@ -163,13 +163,13 @@ kvb() { kv-bytes "$@"; }
 	run --separate-stderr kvb --config "$BATS_TEST_TMPDIR/c.json" </dev/null
 	[ "$status" -eq 65 ]
 	[ "${#lines[@]}" -eq 1 ]
-	[ "$(jqv "$output" -c)" = "$(jq -nc --arg m "$msg" '{kind: "error", error: $m}')" ]
+	[ "$(jq -c . <<<"$output")" = "$(jq -nc --arg m "$msg" '{kind: "error", error: $m}')" ]
 	[ "$stderr" = "kv-bytes: $msg" ]
 	# records: an error record in place of each, each with its stderr line
 	run --separate-stderr kvb --config "$BATS_TEST_TMPDIR/c.json" <<<$'{"tokens":1}\n{"tokens":2}'
 	[ "$status" -eq 65 ]
 	[ "${#lines[@]}" -eq 2 ]
-	[ "$(jqv "${lines[1]}" -c)" = "$(jq -nc --arg m "$msg" '{kind: "error", line: 2, error: $m}')" ]
+	[ "$(jq -c . <<<"${lines[1]}")" = "$(jq -nc --arg m "$msg" '{kind: "error", line: 2, error: $m}')" ]
 	[ "$(jqv "${lines[0]}" .line)" = 1 ]
 	[ "$stderr" = "kv-bytes: stdin:1: $msg"$'\n'"kv-bytes: stdin:2: $msg" ]
 	# explicit fields lacking one: the same, per record
