@@ -5,6 +5,14 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# hostile FILE FIRST LAST: FIRST with a CRLF ending, a record with invalid
+# UTF-8, a line one byte over the reader's 64 MiB limit, then LAST (CRLF).
+hostile() {
+	{ printf '%s\r\n' "$2"; printf '{"note":"\xff\xfe"}\n'
+	  head -c $((64 * 1024 * 1024 + 1)) /dev/zero | tr '\0' x
+	  printf '\n%s\r\n' "$3"; } >"$1"
+}
+
 # S = 1000 B, T(N) = 2 s, T_suffix = 1 s, T_lookup = 0.5 s: serial Bcrit = 2000 B/s exactly.
 REC='{"tokens":100,"hit_tokens":50,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1,"t_lookup_s":0.5}'
 
@@ -104,12 +112,12 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "$output" '.bcrit_overlap_bytes_per_s == 1000/1.875')" = true ]
 }
 
-@test "profitable agrees with comparing predicted time to T(N) on 500 random records" {
-	awk 'BEGIN { srand(7); for (i = 0; i < 500; i++) {
+@test "profitable agrees with comparing predicted time to T(N) on 5,000 random records" {
+	awk 'BEGIN { srand(7); for (i = 0; i < 5000; i++) {
 		t = 10^(-3 + 4*rand()); printf "{\"tokens\":100000,\"hit_tokens\":%d,\"kv_bytes_per_token\":%.6f,\"t_full_s\":%.9g,\"t_suffix_s\":%.9g,\"t_lookup_s\":%.9g,\"bw_bytes_per_s\":%.9g}\n",
 		    1 + int(99999*rand()), 10^(3+3*rand()), t, t*1.2*rand(), t*0.3*rand(), 10^(6+6*rand()) } }' |
 	    bcrit >"$BATS_TEST_TMPDIR/out"
-	[ "$(wc -l <"$BATS_TEST_TMPDIR/out")" -eq 500 ]
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/out")" -eq 5000 ]
 	run jq -s '[.[] | (.profitable_serial == (.t_serial_s < .t_full_s)) and
 	    (.profitable_overlap == (.t_overlap_s < .t_full_s))] | all' "$BATS_TEST_TMPDIR/out"
 	assert_output true
@@ -303,6 +311,21 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "${lines[1]}" .kind)" = error ]
 	[ "$(jqv "${lines[2]}" .state_serial)" = ok ]
 	[[ "$stderr" == "bcrit: stdin:1: hit_tokens must be < tokens"* ]]
+}
+
+@test "CRLF lines are records; invalid UTF-8 and an over-long line are error records; the next record survives" {
+	hostile "$BATS_TEST_TMPDIR/in" "$REC" '{"tokens":200,"hit_tokens":50,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1}'
+	run --separate-stderr bcrit <"$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 4 ]
+	[ "$(jqv "${lines[0]}" .bcrit_serial_bytes_per_s)" = 2000 ]
+	[ "$(jq -c '[.kind, .line]' <<<"${lines[1]}")" = '["error",2]' ]
+	[[ "$(jqv "${lines[1]}" .error)" == "invalid JSON: unable to decode byte 0xff"* ]]
+	[ "$(jq -c . <<<"${lines[2]}")" = '{"kind":"error","line":3,"error":"line longer than 67108864 bytes"}' ]
+	[ "$(jqv "${lines[3]}" .tokens)" = 200 ]
+	[ "$(jqv "${lines[3]}" .bcrit_serial_bytes_per_s)" = 1000 ]
+	[[ "$stderr" == *"bcrit: stdin:2: invalid JSON: unable to decode byte 0xff"* ]]
+	[[ "$stderr" == *"bcrit: stdin:3: line longer than 67108864 bytes"* ]]
 }
 
 @test "empty input gives empty output and success; blank lines are skipped" {

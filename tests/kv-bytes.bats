@@ -5,6 +5,14 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# hostile FILE FIRST LAST: FIRST with a CRLF ending, a record with invalid
+# UTF-8, a line one byte over the reader's 64 MiB limit, then LAST (CRLF).
+hostile() {
+	{ printf '%s\r\n' "$2"; printf '{"note":"\xff\xfe"}\n'
+	  head -c $((64 * 1024 * 1024 + 1)) /dev/zero | tr '\0' x
+	  printf '\n%s\r\n' "$3"; } >"$1"
+}
+
 kvb() { kv-bytes "$@"; }
 
 @test "Pythia-14M is 3,072 bytes per token and 1,008 hit tokens are 3,096,576 bytes" {
@@ -217,6 +225,21 @@ kvb() { kv-bytes "$@"; }
 	[ "$(jqv "${lines[2]}" .hit_bytes)" = 0 ]
 	[ "$(jqv "${lines[3]}" .kind)" = error ]
 	[[ "$stderr" == "kv-bytes: stdin:1: hit_tokens must be < tokens: the last prompt token is always computed"* ]]
+}
+
+@test "CRLF lines are records; invalid UTF-8 and an over-long line are error records; the next record survives" {
+	hostile "$BATS_TEST_TMPDIR/in" '{"tokens":1}' '{"tokens":3}'
+	run --separate-stderr kvb --config "$FIX/model-pythia-14m.json" <"$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 4 ]
+	[ "$(jqv "${lines[0]}" .kv_bytes)" = 3072 ]
+	[ "$(jq -c '[.kind, .line]' <<<"${lines[1]}")" = '["error",2]' ]
+	[[ "$(jqv "${lines[1]}" .error)" == "invalid JSON: unable to decode byte 0xff"* ]]
+	[ "$(jq -c . <<<"${lines[2]}")" = '{"kind":"error","line":3,"error":"line longer than 67108864 bytes"}' ]
+	[ "$(jqv "${lines[3]}" .kv_bytes)" = 9216 ]
+	[ "$(jqv "${lines[3]}" '.tokens')" = 3 ]
+	[[ "$stderr" == *"kv-bytes: stdin:2: invalid JSON: unable to decode byte 0xff"* ]]
+	[[ "$stderr" == *"kv-bytes: stdin:3: line longer than 67108864 bytes"* ]]
 }
 
 @test "--strict stops at the first bad record" {
