@@ -77,8 +77,11 @@ one_record(const struct ctx *c)
 		kv_die(KV_SOFTWARE, "out of memory");
 	if (c->cfgerr) {
 		kv_warn("%s", c->cfgerr);
+		/* a file name that is not UTF-8 cannot go into JSON as is */
 		if (jset_str(rec, "kind", "error") ||
-		    jset_str(rec, "error", c->cfgerr))
+		    (jset_str(rec, "error", c->cfgerr) &&
+		    jset_str(rec, "error", "the --config file is unusable "
+		    "(its name is not UTF-8; see standard error)")))
 			kv_die(KV_SOFTWARE, "out of memory");
 		status = KV_DATAERR;
 	} else if (kvrec_bytes(rec, c->ro, err, sizeof(err)) != 0) {

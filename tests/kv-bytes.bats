@@ -180,6 +180,13 @@ kvb() { kv-bytes "$@"; }
 	[ "$(jq -c . <<<"${lines[1]}")" = "$(jq -nc --arg m "$msg" '{kind: "error", line: 2, error: $m}')" ]
 	[ "$(jqv "${lines[0]}" .line)" = 1 ]
 	[ "$stderr" = "kv-bytes: stdin:1: $msg"$'\n'"kv-bytes: stdin:2: $msg" ]
+	# a file name that is not UTF-8 still gives a valid JSON error record
+	n=$(printf '%s/c\377.json' "$BATS_TEST_TMPDIR")
+	cp "$BATS_TEST_TMPDIR/c.json" "$n"
+	run --separate-stderr kvb --config "$n" </dev/null
+	[ "$status" -eq 65 ]
+	[ "$(jqv "$output" .error)" = "the --config file is unusable (its name is not UTF-8; see standard error)" ]
+	[[ "$stderr" == *"missing field 'num_hidden_layers'"* ]]
 	# explicit fields lacking one: the same, per record
 	run --separate-stderr kvb <<<'{"layers":6,"kv_heads":4,"head_dim":32,"tokens":1}'
 	[ "$status" -eq 65 ]
