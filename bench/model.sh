@@ -10,7 +10,7 @@
 # tenth of the records and at all of them, to show it does not grow.
 #
 #   KVGATE_BIN     directory of the commands (default build/bin)
-#   BENCH_RECORDS  record count (default 200000)
+#   BENCH_RECORDS  record count (default 1000000)
 #   BENCH_JQ       0 to skip the jq run (default 1)
 #
 # Needs jq, awk and /usr/bin/time (Debian package "time") for the memory
@@ -19,7 +19,7 @@ set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${KVGATE_BIN:-$root/build/bin}
-n=${BENCH_RECORDS:-200000}
+n=${BENCH_RECORDS:-1000000}
 runjq=${BENCH_JQ:-1}
 cfg=$root/tests/fixtures/model-qwen2.5-7b.json
 tmp=$(mktemp -d)
