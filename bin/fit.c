@@ -136,7 +136,7 @@ add_point(struct group *g, double x, double y)
 	return 0;
 }
 
-/* Take one record's point, read from line; 0, or -1 with the reason in err. */
+/* Take the point of rec, read from line; 0, or -1 with the reason in err. */
 static int
 take(struct groups *gs, const json_t *rec, size_t line,
     const struct options *o, char *err, size_t errlen)

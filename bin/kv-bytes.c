@@ -46,7 +46,7 @@ usage(void)
 /* The filter's context: the options, or the reason the config is unusable. */
 struct ctx {
 	const struct kvrec_opt *ro;
-	const char *cfgerr;	/* set: every record is an error saying this */
+	const char *cfgerr;	/* set: every record is an error saying so */
 };
 
 static int

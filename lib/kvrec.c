@@ -58,9 +58,10 @@ get_hit(const json_t *rec, const struct kvrec_opt *opt, int have_n, uint64_t n,
 		return -1;
 	if (st == JF_OK) {
 		if (have_n && *h > 0 && *h >= n) {
-			snprintf(err, errlen, "hit_tokens must be < tokens: the "
-			    "last prompt token is always computed (hit_tokens "
-			    "%llu, tokens %llu)", (unsigned long long)*h,
+			snprintf(err, errlen, "hit_tokens must be < tokens: "
+			    "the last prompt token is always computed "
+			    "(hit_tokens %llu, tokens %llu)",
+			    (unsigned long long)*h,
 			    (unsigned long long)n);
 			return -1;
 		}
@@ -229,7 +230,8 @@ record_fit(const json_t *rec, double coef[3], char *err, size_t errlen)
 	if (jf_u64(rec, "degree", 2, &deg, err, errlen) == JF_BAD)
 		return -1;
 	for (int i = 0; i < 3; i++) {
-		bool need = i == 1 || (deg > 0 && (i == 0 || (uint64_t)i <= deg));
+		bool need = i == 1 || (deg > 0 && (i == 0 ||
+		    (uint64_t)i <= deg));
 
 		if (need && st[i] == JF_ABSENT) {
 			snprintf(err, errlen, "missing field '%s' (fit fields "
@@ -302,7 +304,7 @@ times(const json_t *rec, const struct kvrec_opt *opt, const struct kv_model *m,
 		return flops_times(rec, opt, m, have_m, n, h, derived, in, err,
 		    errlen);
 	}
-	if (rf) {	/* not measured, and no source here to recompute them */
+	if (rf) {	/* not measured, and no source here to recompute */
 		*src = prev;
 		return 0;
 	}
