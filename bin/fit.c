@@ -25,6 +25,7 @@ struct group {
 	json_t *keys;		/* object: the --by fields' values */
 	double *x, *y;
 	size_t n, cap;
+	size_t last_line;	/* input line of the group's last point */
 };
 
 struct groups {
@@ -75,8 +76,11 @@ group_of(struct groups *gs, const json_t *rec, const struct options *o)
 	for (size_t i = 0; i < o->nby; i++) {
 		json_t *v = json_object_get(rec, o->by[i]);
 
-		json_object_set_new(keys, o->by[i], v ? json_deep_copy(v) :
-		    json_null());
+		if (json_object_set_new(keys, o->by[i], v ? json_deep_copy(v) :
+		    json_null()) != 0) {
+			json_decref(keys);
+			return NULL;
+		}
 	}
 	if ((text = json_dumps(keys, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
 		json_decref(keys);
@@ -99,7 +103,12 @@ group_of(struct groups *gs, const json_t *rec, const struct options *o)
 		gs->g = ng;
 		gs->cap = ncap;
 	}
-	json_object_set_new(gs->index, text, json_integer((json_int_t)gs->n));
+	if (json_object_set_new(gs->index, text,
+	    json_integer((json_int_t)gs->n)) != 0) {
+		free(text);
+		json_decref(keys);
+		return NULL;
+	}
 	free(text);
 	g = &gs->g[gs->n++];
 	memset(g, 0, sizeof(*g));
@@ -127,10 +136,10 @@ add_point(struct group *g, double x, double y)
 	return 0;
 }
 
-/* Take one record's point; 0, or -1 with the reason in err. */
+/* Take the point of rec, read from line; 0, or -1 with the reason in err. */
 static int
-take(struct groups *gs, const json_t *rec, const struct options *o,
-    char *err, size_t errlen)
+take(struct groups *gs, const json_t *rec, size_t line,
+    const struct options *o, char *err, size_t errlen)
 {
 	enum jf_status sx, sy;
 	struct group *g;
@@ -151,10 +160,16 @@ take(struct groups *gs, const json_t *rec, const struct options *o,
 	}
 	if ((g = group_of(gs, rec, o)) == NULL || add_point(g, x, y) != 0)
 		kv_die(KV_SOFTWARE, "out of memory");
+	g->last_line = line;
 	return 0;
 }
 
-/* Fit one group and write its record; KV_OK, KV_DATAERR or KV_IOERR. */
+/*
+ * Fit one group and write its record: kind fit, or kind error with the
+ * line of the group's last point (where the group ended up unfittable);
+ * the --by values never replace those fields.  KV_OK, KV_DATAERR or
+ * KV_IOERR.
+ */
 static int
 emit(struct group *g, const struct options *o)
 {
@@ -171,27 +186,26 @@ emit(struct group *g, const struct options *o)
 	if (fit_poly(g->x, g->y, n, &o->fo, &r, err, sizeof(err)) != 0) {
 		char *k = json_dumps(g->keys, JSON_COMPACT);
 
-		kv_warn("group %s: %s", k ? k : "?", err);
+		kv_warn("stdin:%zu: group %s: %s", g->last_line, k ? k : "?",
+		    err);
 		free(k);
-		jset_str(out, "kind", "error");
-		jset_str(out, "error", err);
 		bad = 1;
-	} else {
-		jset_str(out, "kind", "fit");
 	}
-	json_object_update(out, g->keys);
-	if (!bad && (jset_num(out, "prefill_a_s", r.a) ||
+	if (jset_str(out, "kind", bad ? "error" : "fit") ||
+	    (bad && (jset_u64(out, "line", g->last_line) ||
+	    jset_str(out, "error", err))) ||
+	    json_object_update_missing(out, g->keys) != 0 ||
+	    (!bad && (jset_num(out, "prefill_a_s", r.a) ||
 	    jset_num(out, "prefill_b_s_per_token", r.b) ||
 	    jset_num(out, "prefill_c_s_per_token2", r.c) ||
 	    jset_num(out, "r2", r.r2) || jset_num(out, "rmse_s", r.rmse) ||
 	    jset_num(out, "tokens_min", r.xmin) ||
-	    jset_num(out, "tokens_max", r.xmax)))
+	    jset_num(out, "tokens_max", r.xmax))) ||
+	    jset_u64(out, "n_points", n) || jset_u64(out, "n_records", nrec) ||
+	    jset_num(out, "degree", o->fo.degree) ||
+	    jset_bool(out, "through_origin", o->fo.through_origin) ||
+	    jset_bool(out, "median", o->median))
 		kv_die(KV_SOFTWARE, "out of memory");
-	jset_u64(out, "n_points", n);
-	jset_u64(out, "n_records", nrec);
-	jset_num(out, "degree", o->fo.degree);
-	jset_bool(out, "through_origin", o->fo.through_origin);
-	jset_bool(out, "median", o->median);
 	rc = jsonl_write(stdout, out, false);
 	json_decref(out);
 	return rc != 0 ? KV_IOERR : bad ? KV_DATAERR : KV_OK;
@@ -292,7 +306,7 @@ main(int argc, char *argv[])
 			status = KV_IOERR;
 			break;
 		}
-		if (st == JSONL_OK && take(&gs, rec, &o, r.err,
+		if (st == JSONL_OK && take(&gs, rec, r.lineno, &o, r.err,
 		    sizeof(r.err)) == 0) {
 			json_decref(rec);
 			continue;

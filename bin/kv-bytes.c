@@ -43,27 +43,53 @@ usage(void)
 	exit(KV_USAGE);
 }
 
+/* The filter's context: the options, or the reason the config is unusable. */
+struct ctx {
+	const struct kvrec_opt *ro;
+	const char *cfgerr;	/* set: every record is an error saying so */
+};
+
 static int
-filter(json_t *rec, void *ctx, char *err, size_t errlen)
+filter(json_t *rec, void *arg, char *err, size_t errlen)
 {
-	return kvrec_bytes(rec, ctx, err, errlen);
+	const struct ctx *c = arg;
+
+	if (c->cfgerr) {
+		snprintf(err, errlen, "%s", c->cfgerr);
+		return -1;
+	}
+	return kvrec_bytes(rec, c->ro, err, errlen);
 }
 
-/* With --config and no records: the one record of the config. */
+/*
+ * With --config and no records: the one record of the config, or, when
+ * the config is unusable, one error record (no input line to name) and
+ * the reason on stderr.  Returns the exit status.
+ */
 static int
-one_record(const struct kvrec_opt *ro)
+one_record(const struct ctx *c)
 {
 	char err[512];
 	json_t *rec = json_object();
-	int rc;
+	int rc, status = KV_OK;
 
 	if (rec == NULL)
 		kv_die(KV_SOFTWARE, "out of memory");
-	if (kvrec_bytes(rec, ro, err, sizeof(err)) != 0)
+	if (c->cfgerr) {
+		kv_warn("%s", c->cfgerr);
+		/* a file name that is not UTF-8 cannot go into JSON as is */
+		if (jset_str(rec, "kind", "error") ||
+		    (jset_str(rec, "error", c->cfgerr) &&
+		    jset_str(rec, "error", "the --config file is unusable "
+		    "(its name is not UTF-8; see standard error)")))
+			kv_die(KV_SOFTWARE, "out of memory");
+		status = KV_DATAERR;
+	} else if (kvrec_bytes(rec, c->ro, err, sizeof(err)) != 0) {
 		kv_die(KV_SOFTWARE, "%s", err);
+	}
 	rc = jsonl_write(stdout, rec, true);
 	json_decref(rec);
-	return rc == 0 ? KV_OK : KV_IOERR;
+	return rc == 0 ? status : KV_IOERR;
 }
 
 static void
@@ -115,6 +141,7 @@ main(int argc, char *argv[])
 	struct options o = { .block = 16 };
 	struct jsonl_filter jf = { 0 };
 	struct kvrec_opt ro = { 0 };
+	struct ctx c = { .ro = &ro };
 	struct kv_model model;
 	char err[600];
 	size_t nrec = 0;
@@ -125,17 +152,21 @@ main(int argc, char *argv[])
 	ro.kv_dtype = o.kv_dtype;
 	ro.block = o.block;
 	if (o.config) {
-		if ((rc = kvcfg_load(o.config, o.kv_dtype, &model, err,
-		    sizeof(err))) != 0)
+		/* unreadable: a set-up error; unusable: error records */
+		rc = kvcfg_load(o.config, o.kv_dtype, &model, err, sizeof(err));
+		if (rc == KV_DATAERR)
+			c.cfgerr = err;
+		else if (rc != 0)
 			kv_die(rc, "%s", err);
-		ro.model = &model;
+		else
+			ro.model = &model;
 		if (isatty(STDIN_FILENO))
-			return kv_fshut(one_record(&ro));
+			return kv_fshut(one_record(&c));
 	}
 	jf.strict = o.strict;
 	jf.flush = isatty(STDOUT_FILENO);
-	status = jsonl_filter(stdin, "stdin", stdout, filter, &ro, &jf, &nrec);
+	status = jsonl_filter(stdin, "stdin", stdout, filter, &c, &jf, &nrec);
 	if (o.config && nrec == 0 && status == KV_OK)
-		status = one_record(&ro);
+		status = one_record(&c);
 	return kv_fshut(status);
 }

@@ -15,6 +15,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A finite Bcrit exactly when the state is ok (else null and a reason). */
+static void
+check_state(const json_t *rec, const char *skey, const char *bkey)
+{
+	const char *s = json_string_value(json_object_get(rec, skey));
+	json_t *bc = json_object_get(rec, bkey);
+
+	if (s == NULL || (strcmp(s, "ok") == 0) != json_is_number(bc))
+		__builtin_trap();
+}
+
 /* Evaluate one record under opt with both filters, on copies. */
 static void
 eval(const json_t *rec, const struct kvrec_opt *opt)
@@ -25,13 +36,8 @@ eval(const json_t *rec, const struct kvrec_opt *opt)
 	if (a && kvrec_bytes(a, opt, err, sizeof(err)) == 0 && b)
 		(void)json_object_update(b, a);
 	if (b && kvrec_bcrit(b, opt, err, sizeof(err)) == 0) {
-		const char *s = json_string_value(json_object_get(b,
-		    "state_serial"));
-		json_t *bc = json_object_get(b, "bcrit_serial_bytes_per_s");
-
-		/* a finite Bcrit exactly when the state is ok */
-		if (s && (strcmp(s, "ok") == 0) != json_is_number(bc))
-			__builtin_trap();
+		check_state(b, "state_serial", "bcrit_serial_bytes_per_s");
+		check_state(b, "state_overlap", "bcrit_overlap_bytes_per_s");
 	}
 	json_decref(a);
 	json_decref(b);

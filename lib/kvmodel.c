@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -165,43 +166,108 @@ set_dtype(struct kv_model *m, const json_t *c, const json_t *outer,
 	return 0;
 }
 
+static const char *const F_PATTERN[] = { "sliding_window_pattern",
+	"_sliding_window_pattern", NULL };
+
 /*
- * Sliding-window layers: per-layer layer_types ("sliding_attention"),
+ * Model types whose configs (before layer_types) mix windowed and full
+ * layers by a rule of their own that this model does not guess.
+ */
+static const char *const mixed_types[] = { "cohere2", "exaone4", "gemma3n",
+	"gpt_oss", "olmo3", NULL };
+
+static bool
+type_in(const char *mt, const char *const *list)
+{
+	for (int i = 0; mt && list[i]; i++)
+		if (strcmp(mt, list[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Count the layer_types entries "sliding_attention" into m->window_layers. */
+static int
+count_layer_types(struct kv_model *m, const json_t *types, char *err,
+    size_t errlen)
+{
+	size_t i;
+	json_t *t;
+
+	if (!json_is_array(types) ||
+	    (double)json_array_size(types) != m->layers) {
+		snprintf(err, errlen, "config field 'layer_types' must be an "
+		    "array of %.0f strings", m->layers);
+		return -1;
+	}
+	json_array_foreach(types, i, t) {
+		const char *s = json_string_value(t);
+
+		if (s == NULL) {
+			snprintf(err, errlen, "config field 'layer_types' must "
+			    "hold strings");
+			return -1;
+		}
+		if (strcmp(s, "sliding_attention") == 0)
+			m->window_layers++;
+	}
+	return 0;
+}
+
+/*
+ * Windowed layers of the Gemma family without layer_types, as
+ * transformers builds them: Gemma-2 windows layer i when i % 2 == 0
+ * (Gemma2Attention: is_sliding = not layer_idx % 2), so ceil(L/2) layers;
+ * Gemma-3 windows layer i when (i + 1) % P != 0 for its
+ * sliding_window_pattern P, so L − floor(L/P) layers.
+ */
+static int
+gemma_window(struct kv_model *m, const json_t *c, const char *mt, double w,
+    char *err, size_t errlen)
+{
+	enum jf_status st;
+	double p = 0;
+
+	m->window = w;
+	if (strcmp(mt, "gemma2") == 0) {
+		m->window_layers = ceil(m->layers / 2);
+		return 0;
+	}
+	if ((st = dim(c, F_PATTERN, &p, err, errlen)) == JF_BAD)
+		return -1;
+	if (st == JF_ABSENT || p == 0) {
+		snprintf(err, errlen, "missing field 'layer_types' (or "
+		    "'sliding_window_pattern'): %s mixes windowed and full "
+		    "layers", mt);
+		return -1;
+	}
+	m->window_layers = m->layers - floor(m->layers / p);
+	return 0;
+}
+
+/*
+ * Sliding-window layers: per-layer layer_types ("sliding_attention");
+ * else the Gemma rules above; else an error for a model type known to
+ * mix windowed and full layers (or any config with a window pattern);
  * else sliding_window on all layers (Mistral) unless use_sliding_window
  * is false (Qwen2's default), where layers from max_window_layers on use
  * the window.
  */
 static int
-set_window(struct kv_model *m, const json_t *c, char *err, size_t errlen)
+set_window(struct kv_model *m, const json_t *c, const char *mt, char *err,
+    size_t errlen)
 {
+	static const char *const gemma[] = { "gemma2", "gemma3", "gemma3_text",
+		NULL };
 	const json_t *types = json_object_get(c, "layer_types");
 	const json_t *use = json_object_get(c, "use_sliding_window");
-	const char *mt = json_string_value(json_object_get(c, "model_type"));
 	enum jf_status st;
 	double w = 0, from = 0;
-	size_t i;
-	json_t *t;
 
 	if ((st = dim(c, F_WINDOW, &w, err, errlen)) == JF_BAD)
 		return -1;
 	if (types && !json_is_null(types)) {
-		if (!json_is_array(types) ||
-		    (double)json_array_size(types) != m->layers) {
-			snprintf(err, errlen, "config field 'layer_types' must "
-			    "be an array of %.0f strings", m->layers);
+		if (count_layer_types(m, types, err, errlen) != 0)
 			return -1;
-		}
-		json_array_foreach(types, i, t) {
-			const char *s = json_string_value(t);
-
-			if (s == NULL) {
-				snprintf(err, errlen, "config field "
-				    "'layer_types' must hold strings");
-				return -1;
-			}
-			if (strcmp(s, "sliding_attention") == 0)
-				m->window_layers++;
-		}
 		if (m->window_layers > 0 && (st != JF_OK || w == 0)) {
 			snprintf(err, errlen, "missing field 'sliding_window' "
 			    "(layer_types has sliding_attention layers)");
@@ -212,6 +278,16 @@ set_window(struct kv_model *m, const json_t *c, char *err, size_t errlen)
 	}
 	if (st != JF_OK || w == 0)
 		return 0;
+	if (type_in(mt, gemma))
+		return gemma_window(m, c, mt, w, err, errlen);
+	if (type_in(mt, mixed_types) || dim(c, F_PATTERN, &from, err,
+	    errlen) != JF_ABSENT) {
+		snprintf(err, errlen, "missing field 'layer_types': model_type "
+		    "'%s' mixes windowed and full layers; give layer_types "
+		    "(\"sliding_attention\" or \"full_attention\" per layer)",
+		    mt ? mt : "?");
+		return -1;
+	}
 	if (use && !json_is_null(use) && !json_is_boolean(use)) {
 		snprintf(err, errlen, "config field 'use_sliding_window' must "
 		    "be true or false");
@@ -312,6 +388,7 @@ kvm_from_config(struct kv_model *m, const json_t *cfg, const char *kv_dtype,
     char *err, size_t errlen)
 {
 	const json_t *c = cfg, *outer = NULL;
+	const char *mt;
 	double heads, d, attn;
 	enum jf_status st;
 
@@ -326,6 +403,8 @@ kvm_from_config(struct kv_model *m, const json_t *cfg, const char *kv_dtype,
 		outer = c;
 		c = json_object_get(c, "text_config");
 	}
+	if ((mt = json_string_value(json_object_get(c, "model_type"))) == NULL)
+		mt = json_string_value(json_object_get(outer, "model_type"));
 	if (need(c, F_LAYERS, &m->layers, err, errlen) != 0 ||
 	    need(c, F_HEADS, &heads, err, errlen) != 0 ||
 	    need(c, F_HIDDEN, &d, err, errlen) != 0 ||
@@ -361,7 +440,7 @@ kvm_from_config(struct kv_model *m, const json_t *cfg, const char *kv_dtype,
 		}
 		m->d_attn = heads * m->head_dim;
 		attn = 2 * d * m->d_attn + 2 * d * m->kv_heads * m->head_dim;
-		if (set_window(m, c, err, errlen) != 0)
+		if (set_window(m, c, mt, err, errlen) != 0)
 			return -1;
 	}
 	return set_params(m, c, d, attn, err, errlen);
@@ -502,15 +581,22 @@ kvm_suffix_flops(const struct kv_model *m, double n, double h)
 uint64_t
 kvm_hit_tokens(uint64_t n, double h, uint64_t blk)
 {
-	double blocks;
+	double x, blocks;
 	uint64_t hb, cap;
 
 	if (n == 0 || blk == 0 || !(h > 0))
 		return 0;
 	if (h > 1)
 		h = 1;
-	/* the 1e-9 absorbs rounding in h·n (0.7·160 = 111.99…) */
-	blocks = floor(h * (double)n / (double)blk + 1e-9);
+	/*
+	 * The largest b with b·blk <= h·n, h·n taken with a relative
+	 * tolerance of 4 ulps for the rounding of h (0.7·160 lands on
+	 * 111.99…, not 112); b·blk < 2^53 is exact.
+	 */
+	x = h * (double)n;
+	blocks = floor(x / (double)blk);
+	if ((blocks + 1) * (double)blk <= x * (1 + 4 * DBL_EPSILON))
+		blocks++;
 	cap = (n - 1) / blk;
 	hb = blocks >= (double)cap ? cap : (uint64_t)blocks;
 	return hb * blk;
@@ -528,8 +614,24 @@ bc_state_name(enum bc_state st)
 		return "no_payload";
 	case BC_NEVER:
 		return "never_profitable";
+	case BC_OVERFLOW:
+		return "overflow";
 	}
 	return "?";
+}
+
+/* S/den into *b when den > 0 and the quotient is finite; its state. */
+static enum bc_state
+crit(double s, double den, double *b)
+{
+	double q;
+
+	if (!(den > 0))
+		return BC_NEVER;
+	if (!isfinite(q = s / den))
+		return BC_OVERFLOW;
+	*b = q;
+	return BC_OK;
 }
 
 void
@@ -547,14 +649,12 @@ bc_eval(const struct bc_in *in, struct bc_out *out)
 		out->st_serial = out->st_overlap = BC_NO_PAYLOAD;
 		return;
 	}
-	out->st_serial = ds > 0 ? BC_OK : BC_NEVER;
-	if (ds > 0)
-		out->bcrit_serial = in->hit_bytes / ds;
+	out->st_serial = crit(in->hit_bytes, ds, &out->bcrit_serial);
 	/* overlap is valid only when the suffix alone beats recompute */
-	out->st_overlap = in->t_suffix + in->t_lookup < in->t_full && dov > 0 ?
-	    BC_OK : BC_NEVER;
-	if (out->st_overlap == BC_OK)
-		out->bcrit_overlap = in->hit_bytes / dov;
+	if (in->t_suffix + in->t_lookup < in->t_full)
+		out->st_overlap = crit(in->hit_bytes, dov, &out->bcrit_overlap);
+	else
+		out->st_overlap = BC_NEVER;
 }
 
 void

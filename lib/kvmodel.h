@@ -76,12 +76,13 @@ double kvm_suffix_flops(const struct kv_model *m, double n, double h);
  * Block-aligned hit tokens for hit rate h (0..1) of n prompt tokens:
  * floor(h·n/blk)·blk, never past floor((n−1)/blk)·blk so the block
  * holding the last prompt token is always computed.  0 when n is 0.
+ * h·n within 4 ulps (relative) below a block boundary counts as on it.
  */
 uint64_t kvm_hit_tokens(uint64_t n, double h, uint64_t blk);
 
 /* --- the critical-bandwidth model -------------------------------------- */
 
-enum bc_state { BC_OK = 0, BC_NO_HIT, BC_NO_PAYLOAD, BC_NEVER };
+enum bc_state { BC_OK = 0, BC_NO_HIT, BC_NO_PAYLOAD, BC_NEVER, BC_OVERFLOW };
 
 struct bc_in {
 	double hit_tokens;	/* H */
@@ -107,7 +108,10 @@ struct bc_link {
  * Critical bandwidths (DESIGN.md): serial Bcrit = S/(T(N) − T_suffix −
  * T_lookup); overlap Bcrit = S/(T(N) − T_lookup), valid only when
  * T_suffix + T_lookup < T(N).  States: no_hit (H = 0), no_payload
- * (S = 0), never_profitable (denominator ≤ 0, or overlap invalid), ok.
+ * (S = 0), never_profitable (denominator ≤ 0, or overlap invalid),
+ * overflow (denominator > 0 but S/denominator exceeds the largest
+ * double: no representable bandwidth is above it), ok.  Bcrit is NAN
+ * unless the state is ok.
  */
 void bc_eval(const struct bc_in *in, struct bc_out *out);
 

@@ -57,9 +57,11 @@ get_hit(const json_t *rec, const struct kvrec_opt *opt, int have_n, uint64_t n,
 	if (st == JF_BAD)
 		return -1;
 	if (st == JF_OK) {
-		if (have_n && *h > n) {
-			snprintf(err, errlen, "field 'hit_tokens' (%llu) "
-			    "exceeds 'tokens' (%llu)", (unsigned long long)*h,
+		if (have_n && *h > 0 && *h >= n) {
+			snprintf(err, errlen, "hit_tokens must be < tokens: "
+			    "the last prompt token is always computed "
+			    "(hit_tokens %llu, tokens %llu)",
+			    (unsigned long long)*h,
 			    (unsigned long long)n);
 			return -1;
 		}
@@ -202,44 +204,94 @@ flops_times(const json_t *rec, const struct kvrec_opt *opt,
 }
 
 /*
- * Fill in->t_full and in->t_suffix: measured, else fit, else FLOPs.
- * *src names the source.
+ * Fit coefficients on the record into coef (a, b, c).  A record with any
+ * of them must have prefill_b_s_per_token, and with fit's "degree" the
+ * whole set for that degree; other absent ones are 0.  1 when present,
+ * 0 when none is, -1 on error (naming what is missing).
+ */
+static int
+record_fit(const json_t *rec, double coef[3], char *err, size_t errlen)
+{
+	static const char *const fk[] = { "prefill_a_s",
+		"prefill_b_s_per_token", "prefill_c_s_per_token2" };
+	enum jf_status st[3];
+	double v[3] = { 0, 0, 0 };
+	uint64_t deg = 0;
+	int first = -1;
+
+	for (int i = 0; i < 3; i++) {
+		if ((st[i] = jf_num(rec, fk[i], &v[i], err, errlen)) == JF_BAD)
+			return -1;
+		if (st[i] == JF_OK && first < 0)
+			first = i;
+	}
+	if (first < 0)
+		return 0;
+	if (jf_u64(rec, "degree", 2, &deg, err, errlen) == JF_BAD)
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		bool need = i == 1 || (deg > 0 && (i == 0 ||
+		    (uint64_t)i <= deg));
+
+		if (need && st[i] == JF_ABSENT) {
+			snprintf(err, errlen, "missing field '%s' (fit fields "
+			    "on the record need %s; found '%s')", fk[i], deg ?
+			    (deg == 1 ? "prefill_a_s and prefill_b_s_per_token"
+			    " for degree 1" : "all three for degree 2") :
+			    "prefill_b_s_per_token", fk[first]);
+			return -1;
+		}
+	}
+	memcpy(coef, v, sizeof(v));
+	return 1;
+}
+
+/*
+ * Whether t_full_s/t_suffix_s on rec are measured: yes unless the record
+ * says otherwise in t_source (bcrit's own output fed back in says "fit"
+ * or "flops").  1 measured, 0 not (*prev gets the source), -1 bad.
+ */
+static int
+measured_times(const json_t *rec, const char **prev, char *err,
+    size_t errlen)
+{
+	enum jf_status st = jf_str(rec, "t_source", prev, err, errlen);
+
+	if (st == JF_BAD)
+		return -1;
+	return st == JF_ABSENT || strcmp(*prev, "measured") == 0;
+}
+
+/*
+ * Fill in->t_full and in->t_suffix: measured, else fit, else FLOPs, else
+ * (times on the record that were not measured) those times under their
+ * own source.  *src names the source.
  */
 static int
 times(const json_t *rec, const struct kvrec_opt *opt, const struct kv_model *m,
     int have_m, uint64_t n, uint64_t h, bool derived, struct bc_in *in,
     const char **src, char *err, size_t errlen)
 {
-	static const char *const fk[] = { "prefill_a_s",
-		"prefill_b_s_per_token", "prefill_c_s_per_token2" };
 	double coef[3] = { opt->fit_a, opt->fit_b, opt->fit_c };
-	int rf, rs, nfit = 0;
+	const char *prev = NULL;
+	int rf, rs, rfit, meas;
 
-	if ((rf = tfield(rec, "t_full_s", &in->t_full, err, errlen)) < 0 ||
+	if ((meas = measured_times(rec, &prev, err, errlen)) < 0 ||
+	    (rf = tfield(rec, "t_full_s", &in->t_full, err, errlen)) < 0 ||
 	    (rs = tfield(rec, "t_suffix_s", &in->t_suffix, err, errlen)) < 0)
 		return -1;
-	if (rf || rs) {
-		if (!rf || !rs) {
-			snprintf(err, errlen, "missing field '%s' (measured "
-			    "times need both)", rf ? "t_suffix_s" : "t_full_s");
-			return -1;
-		}
+	if (rf != rs) {
+		snprintf(err, errlen, "missing field '%s' (%s times need both)",
+		    rf ? "t_suffix_s" : "t_full_s", meas ? "measured" : prev);
+		return -1;
+	}
+	if (rf && meas) {
 		*src = "measured";
 		return 0;
 	}
-	for (int i = 0; i < 3; i++) {
-		enum jf_status st;
-		double v;
-
-		if ((st = jf_num(rec, fk[i], &v, err, errlen)) == JF_BAD)
-			return -1;
-		if (st == JF_OK) {
-			if (nfit++ == 0)
-				coef[0] = coef[1] = coef[2] = 0;
-			coef[i] = v;
-		}
-	}
-	if (nfit || opt->have_fit) {
+	if ((rfit = record_fit(rec, coef, err, errlen)) < 0)
+		return -1;
+	if (rfit || opt->have_fit) {
 		double N = (double)n, H = (double)h;
 
 		in->t_full = coef[0] + coef[1] * N + coef[2] * N * N;
@@ -251,6 +303,10 @@ times(const json_t *rec, const struct kvrec_opt *opt, const struct kv_model *m,
 		*src = "flops";
 		return flops_times(rec, opt, m, have_m, n, h, derived, in, err,
 		    errlen);
+	}
+	if (rf) {	/* not measured, and no source here to recompute */
+		*src = prev;
+		return 0;
 	}
 	snprintf(err, errlen, "missing field 't_full_s' (no prefill time: "
 	    "give t_full_s and t_suffix_s, fit coefficients or --fit, or "

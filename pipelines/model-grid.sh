@@ -32,6 +32,12 @@
 # Unless -F gives measured times, T(n) is an ASSUMPTION (FLOPs at RATE x MFU)
 # and the table says so; unless -b/MODEL_GRID_BW gives bandwidths, they are
 # illustrative and the table says so.  Needs jq and awk.
+#
+# Exit status: 0 only when grid.jsonl holds one record per prompt length x
+# hit rate and none is an error record; otherwise the failing stage's own
+# status (65 for a config lacking a field or a bad record, 2 for a usage
+# error), 65 for error records, 70 for a short grid, with a message naming
+# the stage and its first error.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -116,8 +122,29 @@ grid() {
 	done
 }
 
-grid | "$bin/kv-bytes" --config "$config" --block "$block" |
-    "$bin/bcrit" --block "$block" "$@" >"$out/grid.jsonl"
+# sh has no pipefail: each stage writes a file and its status is checked,
+# so a failing kv-bytes or bcrit fails the pipeline with that status.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+failed() {
+	echo "model-grid.sh: $1 failed with status $2${3:+: $3}" >&2
+	exit "$2"
+}
+firsterr() { jq -r 'select(.kind == "error") | .error' "$1" 2>/dev/null | head -n 1; }
+
+grid >"$tmp/grid.in" || failed "the grid" $?
+"$bin/kv-bytes" --config "$config" --block "$block" <"$tmp/grid.in" \
+    >"$tmp/kv.jsonl" || failed kv-bytes $? "$(firsterr "$tmp/kv.jsonl")"
+"$bin/bcrit" --block "$block" "$@" <"$tmp/kv.jsonl" >"$out/grid.jsonl" ||
+    failed bcrit $? "$(firsterr "$out/grid.jsonl")"
+
+# every cell of the grid present, none of them an error
+want=$(( $(echo "$tokens" | tr ',' '\n' | grep -c .) * $(echo "$rates" | tr ',' '\n' | grep -c .) ))
+got=$(wc -l <"$out/grid.jsonl")
+nerr=$(jq -s 'map(select(.kind == "error")) | length' "$out/grid.jsonl") ||
+    failed "reading $out/grid.jsonl" 65
+[ "$nerr" -eq 0 ] || failed "the grid" 65 "$nerr error records in $out/grid.jsonl: $(firsterr "$out/grid.jsonl")"
+[ "$got" -eq "$want" ] || failed "the grid" 70 "$got records in $out/grid.jsonl, want $want (tokens x rates)"
 
 {
 	echo "model $model ($config), KV block $block tokens"

@@ -5,6 +5,14 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# hostile FILE FIRST LAST: FIRST with a CRLF ending, a record with invalid
+# UTF-8, a line one byte over the reader's 64 MiB limit, then LAST (CRLF).
+hostile() {
+	{ printf '%s\r\n' "$2"; printf '{"note":"\xff\xfe"}\n'
+	  head -c $((64 * 1024 * 1024 + 1)) /dev/zero | tr '\0' x
+	  printf '\n%s\r\n' "$3"; } >"$1"
+}
+
 # S = 1000 B, T(N) = 2 s, T_suffix = 1 s, T_lookup = 0.5 s: serial Bcrit = 2000 B/s exactly.
 REC='{"tokens":100,"hit_tokens":50,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1,"t_lookup_s":0.5}'
 
@@ -81,6 +89,20 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "$output" .profitable_overlap)" = false ]
 }
 
+@test "a Bcrit too large for a double is state overflow with Bcrit null, never ok with null" {
+	run --separate-stderr bcrit --bw x=1000GB/s <<<'{"tokens":100,"hit_tokens":50,"hit_bytes":1e308,"t_full_s":2,"t_suffix_s":1.9999,"bw_bytes_per_s":1e300}'
+	assert_success
+	[ "$(jqv "$output" .state_serial)" = overflow ]
+	[ "$(jqv "$output" .bcrit_serial_bytes_per_s)" = null ]
+	[ "$(jqv "$output" .profitable_serial)" = false ]
+	[ "$(jqv "$output" .links.x.profitable_serial)" = false ]
+	# the overlap denominator T(N) - T_lookup = 2 is fine: 5e307
+	[ "$(jqv "$output" .state_overlap)" = ok ]
+	[ "$(jqv "$output" '.bcrit_overlap_bytes_per_s == 5e307')" = true ]
+	run bcrit <<<'{"tokens":100,"hit_tokens":50,"hit_bytes":1e308,"t_full_s":1e-300,"t_suffix_s":0}'
+	[ "$(jqv "$output" '[.state_serial, .state_overlap, .bcrit_serial_bytes_per_s, .bcrit_overlap_bytes_per_s]' | jq -c .)" = '["overflow","overflow",null,null]' ]
+}
+
 @test "overlap is valid only when T_suffix + T_lookup < T(N)" {
 	run bcrit <<<'{"tokens":100,"hit_tokens":50,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1.75,"t_lookup_s":0.25}'
 	[ "$(jqv "$output" .state_overlap)" = never_profitable ]
@@ -90,12 +112,12 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "$output" '.bcrit_overlap_bytes_per_s == 1000/1.875')" = true ]
 }
 
-@test "profitable agrees with comparing predicted time to T(N) on 500 random records" {
-	awk 'BEGIN { srand(7); for (i = 0; i < 500; i++) {
+@test "profitable agrees with comparing predicted time to T(N) on 5,000 random records" {
+	awk 'BEGIN { srand(7); for (i = 0; i < 5000; i++) {
 		t = 10^(-3 + 4*rand()); printf "{\"tokens\":100000,\"hit_tokens\":%d,\"kv_bytes_per_token\":%.6f,\"t_full_s\":%.9g,\"t_suffix_s\":%.9g,\"t_lookup_s\":%.9g,\"bw_bytes_per_s\":%.9g}\n",
 		    1 + int(99999*rand()), 10^(3+3*rand()), t, t*1.2*rand(), t*0.3*rand(), 10^(6+6*rand()) } }' |
 	    bcrit >"$BATS_TEST_TMPDIR/out"
-	[ "$(wc -l <"$BATS_TEST_TMPDIR/out")" -eq 500 ]
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/out")" -eq 5000 ]
 	run jq -s '[.[] | (.profitable_serial == (.t_serial_s < .t_full_s)) and
 	    (.profitable_overlap == (.t_overlap_s < .t_full_s))] | all' "$BATS_TEST_TMPDIR/out"
 	assert_output true
@@ -158,6 +180,29 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "$output" .t_full_s)" = 2 ]
 }
 
+@test "fit fields on a record are used only with prefill_b_s_per_token (and the full set for a stated degree)" {
+	printf '{"kind":"fit","prefill_a_s":0.5,"prefill_b_s_per_token":0.001,"prefill_c_s_per_token2":1e-06}\n' >"$BATS_TEST_TMPDIR/fit.jsonl"
+	run --separate-stderr bcrit --fit "$BATS_TEST_TMPDIR/fit.jsonl" <<-'EOF'
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_a_s":1}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_c_s_per_token2":1e-6}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_a_s":0.1,"prefill_b_s_per_token":0.002,"degree":2}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_b_s_per_token":0.002,"prefill_c_s_per_token2":0,"degree":1}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_a_s":0.1,"prefill_b_s_per_token":0.002,"degree":1}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6,"prefill_a_s":0.1,"prefill_b_s_per_token":0.002,"prefill_c_s_per_token2":1e-7,"degree":2}
+	{"tokens":1000,"hit_tokens":500,"hit_bytes":1e6}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 7 ]
+	[ "$(jqv "${lines[0]}" .error)" = "missing field 'prefill_b_s_per_token' (fit fields on the record need prefill_b_s_per_token; found 'prefill_a_s')" ]
+	[ "$(jqv "${lines[1]}" .error)" = "missing field 'prefill_b_s_per_token' (fit fields on the record need prefill_b_s_per_token; found 'prefill_c_s_per_token2')" ]
+	[ "$(jqv "${lines[2]}" .error)" = "missing field 'prefill_c_s_per_token2' (fit fields on the record need all three for degree 2; found 'prefill_a_s')" ]
+	[[ "$(jqv "${lines[3]}" .error)" == "missing field 'prefill_a_s' "* ]]
+	[ "$(jqv "${lines[4]}" .t_full_s)" = 2.1 ]
+	[ "$(jqv "${lines[5]}" .t_full_s)" = 2.2 ]
+	[ "$(jqv "${lines[6]}" .t_full_s)" = 2.5 ]
+	[[ "$stderr" == "bcrit: stdin:1: missing field 'prefill_b_s_per_token'"* ]]
+}
+
 @test "fit output feeds bcrit --fit directly" {
 	for n in 1000 2000 4000 8000; do
 		echo "{\"tokens\":$n,\"t_s\":$(awk -v n=$n 'BEGIN{print 0.01 + 1e-5*n + 1e-9*n*n}')}"
@@ -177,6 +222,44 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "$output" .bcrit_serial_bytes_per_s)" = 2000 ]
 	run bcrit --t-lookup 500ms <<<"$REC"
 	[ "$(jqv "$output" .t_lookup_s)" = 0.5 ]
+}
+
+@test "bcrit output fed back into bcrit is not taken for measured times: recomputed from the current source" {
+	in='{"tokens":10,"hit_tokens":5,"hit_bytes":100,"prefill_flops":1e15,"suffix_flops":2.5e14}'
+	bcrit --flops-per-s 1e15 <<<"$in" >"$BATS_TEST_TMPDIR/a"
+	[ "$(jq -r .t_source "$BATS_TEST_TMPDIR/a")" = flops ]
+	# a new FLOPs rate recomputes them
+	run bcrit --flops-per-s 2e15 <"$BATS_TEST_TMPDIR/a"
+	assert_success
+	[ "$(jqv "$output" .t_source)" = flops ]
+	[ "$(jqv "$output" .t_full_s)" = 0.5 ]
+	[ "$(jqv "$output" .t_suffix_s)" = 0.125 ]
+	# a fit replaces them, and t_source says so
+	printf '{"prefill_a_s":0,"prefill_b_s_per_token":0.1,"prefill_c_s_per_token2":0}\n' >"$BATS_TEST_TMPDIR/fit"
+	run bcrit --fit "$BATS_TEST_TMPDIR/fit" <"$BATS_TEST_TMPDIR/a"
+	[ "$(jqv "$output" .t_source)" = fit ]
+	[ "$(jqv "$output" .t_full_s)" = 1 ]
+	[ "$(jqv "$output" .t_suffix_s)" = 0.5 ]
+	# no source here: the times stay, still labelled flops, never measured
+	run bcrit <"$BATS_TEST_TMPDIR/a"
+	assert_success
+	[ "$(jqv "$output" .t_source)" = flops ]
+	[ "$(jqv "$output" .t_full_s)" = 1 ]
+	[ "$(jqv "$output" .bcrit_serial_bytes_per_s)" = 133.33333333333334 ]
+}
+
+@test "t_source measured, or no t_source, keeps t_full_s/t_suffix_s as measured times" {
+	run --separate-stderr bcrit --flops-per-s 1e15 <<-'EOF'
+	{"tokens":10,"hit_tokens":5,"hit_bytes":100,"prefill_flops":1e15,"suffix_flops":2.5e14,"t_full_s":3,"t_suffix_s":1,"t_source":"measured"}
+	{"tokens":10,"hit_tokens":5,"hit_bytes":100,"prefill_flops":1e15,"suffix_flops":2.5e14,"t_full_s":3,"t_suffix_s":1}
+	{"tokens":10,"hit_tokens":5,"hit_bytes":100,"t_full_s":3,"t_suffix_s":1,"t_source":7}
+	{"tokens":10,"hit_tokens":5,"hit_bytes":100,"t_full_s":3,"t_source":"fit"}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "$(jqv "${lines[0]}" '[.t_source, .t_full_s, .t_suffix_s] | map(tostring) | join(" ")')" = "measured 3 1" ]
+	[ "$(jqv "${lines[1]}" '[.t_source, .t_full_s, .t_suffix_s] | map(tostring) | join(" ")')" = "measured 3 1" ]
+	[ "$(jqv "${lines[2]}" .error)" = "field 't_source' must be a string" ]
+	[ "$(jqv "${lines[3]}" .error)" = "missing field 't_suffix_s' (fit times need both)" ]
 }
 
 @test "bad records: error record in place, stderr line, status 65, good records kept" {
@@ -214,6 +297,35 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	[ "$(jqv "${lines[12]}" .line)" = 13 ]
 	[[ "$stderr" == *"bcrit: stdin:12: invalid JSON"* ]]
 	[[ "$stderr" == *"bcrit: stdin:14: prefill times out of range"* ]]
+}
+
+@test "hit_tokens not below tokens is an error record: the last prompt token is always computed" {
+	run --separate-stderr bcrit <<-'EOF'
+	{"tokens":100,"hit_tokens":100,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1}
+	{"tokens":100,"hit_tokens":101,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1}
+	{"tokens":100,"hit_tokens":99,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$(jqv "${lines[0]}" .error)" = "hit_tokens must be < tokens: the last prompt token is always computed (hit_tokens 100, tokens 100)" ]
+	[ "$(jqv "${lines[1]}" .kind)" = error ]
+	[ "$(jqv "${lines[2]}" .state_serial)" = ok ]
+	[[ "$stderr" == "bcrit: stdin:1: hit_tokens must be < tokens"* ]]
+}
+
+@test "CRLF lines are records; invalid UTF-8 and an over-long line are error records; the next record survives" {
+	hostile "$BATS_TEST_TMPDIR/in" "$REC" '{"tokens":200,"hit_tokens":50,"hit_bytes":1000,"t_full_s":2,"t_suffix_s":1}'
+	run --separate-stderr bcrit <"$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 4 ]
+	[ "$(jqv "${lines[0]}" .bcrit_serial_bytes_per_s)" = 2000 ]
+	[ "$(jq -c '[.kind, .line]' <<<"${lines[1]}")" = '["error",2]' ]
+	[[ "$(jqv "${lines[1]}" .error)" == "invalid JSON: unable to decode byte 0xff"* ]]
+	[ "$(jq -c . <<<"${lines[2]}")" = '{"kind":"error","line":3,"error":"line longer than 67108864 bytes"}' ]
+	[ "$(jqv "${lines[3]}" .tokens)" = 200 ]
+	[ "$(jqv "${lines[3]}" .bcrit_serial_bytes_per_s)" = 1000 ]
+	[[ "$stderr" == *"bcrit: stdin:2: invalid JSON: unable to decode byte 0xff"* ]]
+	[[ "$stderr" == *"bcrit: stdin:3: line longer than 67108864 bytes"* ]]
 }
 
 @test "empty input gives empty output and success; blank lines are skipped" {
@@ -299,4 +411,25 @@ rec_bw() { jq -c --argjson b "$1" '. + {bw_bytes_per_s: $b}' <<<"$REC"; }
 	refute_output --partial ASSUMPTION
 	run jq -c '[.t_source, .bw_source, .links.tcp.bw_bytes_per_s, has("mfu_assumed")]' "$BATS_TEST_TMPDIR/g/grid.jsonl"
 	assert_output '["fit","measured by tcp-probe",1100000000,false]'
+}
+
+@test "pipelines/model-grid.sh: a failing kv-bytes stage fails the pipeline with its status and says why" {
+	jq 'del(.num_hidden_layers)' "$FIX/model-qwen2.5-7b.json" >"$BATS_TEST_TMPDIR/c.json"
+	run --separate-stderr sh "$KVGATE_ROOT/pipelines/model-grid.sh" -c "$BATS_TEST_TMPDIR/c.json" -o "$BATS_TEST_TMPDIR/g"
+	[ "$status" -eq 65 ]
+	[ "$output" = "" ]
+	[[ "$stderr" == *"model-grid.sh: kv-bytes failed with status 65: $BATS_TEST_TMPDIR/c.json: missing field 'num_hidden_layers'"* ]]
+	[ ! -s "$BATS_TEST_TMPDIR/g/table.txt" ]
+}
+
+@test "pipelines/model-grid.sh: a failing bcrit stage, or a grid with error records, is not success" {
+	printf '{"prefill_b_s_per_token":1}\n{"prefill_b_s_per_token":2}\n' >"$BATS_TEST_TMPDIR/two"
+	run --separate-stderr sh "$KVGATE_ROOT/pipelines/model-grid.sh" -o "$BATS_TEST_TMPDIR/g" -F "$BATS_TEST_TMPDIR/two"
+	[ "$status" -eq 65 ]
+	[[ "$stderr" == *"model-grid.sh: bcrit failed with status 65"* ]]
+	# a zero-token prompt has no prefill time: error records from bcrit
+	run --separate-stderr sh "$KVGATE_ROOT/pipelines/model-grid.sh" -o "$BATS_TEST_TMPDIR/g" -t 8K,0 -r 0.5
+	[ "$status" -eq 65 ]
+	[[ "$stderr" == *"model-grid.sh: bcrit failed with status 65: prefill times out of range"* ]]
+	[ "$(jq -s 'map(select(.kind == "error")) | length' "$BATS_TEST_TMPDIR/g/grid.jsonl")" -eq 1 ]
 }

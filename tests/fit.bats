@@ -5,6 +5,14 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# hostile FILE FIRST LAST: FIRST with a CRLF ending, a record with invalid
+# UTF-8, a line one byte over the reader's 64 MiB limit, then LAST (CRLF).
+hostile() {
+	{ printf '%s\r\n' "$2"; printf '{"note":"\xff\xfe"}\n'
+	  head -c $((64 * 1024 * 1024 + 1)) /dev/zero | tr '\0' x
+	  printf '\n%s\r\n' "$3"; } >"$1"
+}
+
 # points of T(n) = 0.02 + 3e-5·n + 4e-11·n² at n = 1K .. 1M
 points() {
 	awk -v extra="$1" 'BEGIN { for (n = 1024; n <= 1048576; n *= 2)
@@ -68,10 +76,29 @@ points() {
 	[ "$status" -eq 65 ]
 	[ "$(jqv "$output" .kind)" = error ]
 	[ "$(jqv "$output" .error)" = "2 points, need at least 3 for this fit" ]
-	[[ "$stderr" == *"fit: group {}: 2 points"* ]]
+	[ "$(jqv "$output" .line)" = 2 ]
+	[ "$stderr" = "fit: stdin:2: group {}: 2 points, need at least 3 for this fit" ]
 	run fit --by g <<<$'{"g":1,"tokens":1,"t_s":1}\n{"g":1,"tokens":1,"t_s":2}\n{"g":1,"tokens":1,"t_s":3}'
 	[ "$status" -eq 65 ]
 	[[ "$output" == *"1 distinct token count"* ]]
+}
+
+@test "a group's error record names the line of the group's last point; --by values never replace kind, line or error" {
+	run --separate-stderr fit --by g,line <<-'EOF'
+	{"g":"a","line":"x","tokens":1,"t_s":1}
+	{"g":"b","line":"x","tokens":1,"t_s":1}
+	{"g":"a","line":"x","tokens":2,"t_s":2}
+
+	{"g":"b","line":"x","tokens":5,"t_s":2}
+	{"g":"b","line":"x","tokens":6,"t_s":2}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -c '[.kind, .line, .g, .n_points]' <<<"${lines[0]}")" = '["error",3,"a",2]' ]
+	[ "$(jq -c '[.kind, .g, .n_points]' <<<"${lines[1]}")" = '["fit","b",3]' ]
+	[ "$stderr" = 'fit: stdin:3: group {"g":"a","line":"x"}: 2 points, need at least 3 for this fit' ]
+	run --separate-stderr fit --by kind <<<'{"kind":"k","tokens":1,"t_s":1}'
+	[ "$(jqv "$output" .kind)" = error ]
 }
 
 @test "one bad group does not hide the good ones" {
@@ -93,6 +120,23 @@ points() {
 	[ "$(jqv "${lines[6]}" .kind)" = fit ]
 	[ "$(jqv "${lines[6]}" .n_points)" = 11 ]
 	[[ "$stderr" == *"fit: stdin:13: invalid JSON"* ]]
+}
+
+@test "CRLF lines are records; invalid UTF-8 and an over-long line are error records; the next record is still fitted" {
+	hostile "$BATS_TEST_TMPDIR/in" '{"tokens":1,"t_s":1}' '{"tokens":3,"t_s":9}'
+	printf '{"tokens":2,"t_s":4}\r\n' >>"$BATS_TEST_TMPDIR/in"
+	run --separate-stderr fit <"$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$(jq -c '[.kind, .line]' <<<"${lines[0]}")" = '["error",2]' ]
+	[[ "$(jqv "${lines[0]}" .error)" == "invalid JSON: unable to decode byte 0xff"* ]]
+	[ "$(jq -c . <<<"${lines[1]}")" = '{"kind":"error","line":3,"error":"line longer than 67108864 bytes"}' ]
+	# the three CRLF points, y = n^2 exactly
+	[ "$(jqv "${lines[2]}" .kind)" = fit ]
+	[ "$(jqv "${lines[2]}" .n_points)" = 3 ]
+	[ "$(jqv "${lines[2]}" '(.prefill_c_s_per_token2 - 1 | fabs) < 1e-12')" = true ]
+	[[ "$stderr" == *"fit: stdin:2: invalid JSON: unable to decode byte 0xff"* ]]
+	[[ "$stderr" == *"fit: stdin:3: line longer than 67108864 bytes"* ]]
 }
 
 @test "--strict stops at the first bad record and fits nothing" {

@@ -5,6 +5,14 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# hostile FILE FIRST LAST: FIRST with a CRLF ending, a record with invalid
+# UTF-8, a line one byte over the reader's 64 MiB limit, then LAST (CRLF).
+hostile() {
+	{ printf '%s\r\n' "$2"; printf '{"note":"\xff\xfe"}\n'
+	  head -c $((64 * 1024 * 1024 + 1)) /dev/zero | tr '\0' x
+	  printf '\n%s\r\n' "$3"; } >"$1"
+}
+
 kvb() { kv-bytes "$@"; }
 
 @test "Pythia-14M is 3,072 bytes per token and 1,008 hit tokens are 3,096,576 bytes" {
@@ -73,6 +81,61 @@ kvb() { kv-bytes "$@"; }
 	[ "$(jqv "$output" .hit_bytes)" = $((131072 * 2048)) ]
 }
 
+@test "Gemma-2-9B: only every other layer (0, 2, 4, ...) keeps its 4,096-token window: 6,341,787,648 bytes at 32K" {
+	# google/gemma-2-9b-it's config.json: sliding_window 4096, no layer_types;
+	# transformers' Gemma2 windows layer i when i % 2 == 0 (21 of 42 layers)
+	run kvb --config "$FIX/model-gemma-2-9b.json" <<<'{"tokens":32768,"hit_tokens":16384}'
+	assert_success
+	[ "$(jqv "$output" .kv_bytes_per_token)" = $((42 * 8 * 256 * 2 * 2)) ]
+	[ "$(jqv "$output" .kv_bytes)" = 6341787648 ]
+	[ "$(jqv "$output" .kv_bytes)" = $((8192 * (21 * 32768 + 21 * 4096))) ]
+	[ "$(jqv "$output" .hit_bytes)" = $((8192 * (21 * 16384 + 21 * 4096))) ]
+	P=$(jqv "$output" .params_nonembed)
+	# 21 full layers attend n^2, 21 windowed ones 2Wn - W^2
+	[ "$(jqv "$output" ".prefill_flops == 2*$P*32768 + 2*4096*(21*32768*32768 + 21*(2*4096*32768 - 4096*4096))")" = true ]
+	# within the window every layer holds every token
+	run kvb --config "$FIX/model-gemma-2-9b.json" <<<'{"tokens":4096}'
+	[ "$(jqv "$output" .kv_bytes)" = $((42 * 8192 * 4096)) ]
+}
+
+@test "Gemma-3: sliding_window_pattern P windows the layers with (i+1) % P != 0" {
+	# Gemma-3-12B's text_config as published: 48 layers, pattern 6, window 1024
+	jq -n '{model_type: "gemma3", torch_dtype: "bfloat16", text_config: {model_type: "gemma3_text",
+	    head_dim: 256, hidden_size: 3840, intermediate_size: 15360, num_attention_heads: 16,
+	    num_hidden_layers: 48, num_key_value_heads: 8, sliding_window: 1024, sliding_window_pattern: 6}}' \
+	    >"$BATS_TEST_TMPDIR/g3.json"
+	run kvb --config "$BATS_TEST_TMPDIR/g3.json" <<<'{"tokens":32768}'
+	assert_success
+	# 8 full layers (5, 11, ..., 47) and 40 windowed
+	[ "$(jqv "$output" .kv_bytes)" = $((8192 * (8 * 32768 + 40 * 1024))) ]
+	# the older private spelling _sliding_window_pattern means the same
+	jq '.text_config |= (._sliding_window_pattern = .sliding_window_pattern | del(.sliding_window_pattern))' \
+	    "$BATS_TEST_TMPDIR/g3.json" >"$BATS_TEST_TMPDIR/g3b.json"
+	run kvb --config "$BATS_TEST_TMPDIR/g3b.json" <<<'{"tokens":32768}'
+	[ "$(jqv "$output" .kv_bytes)" = $((8192 * (8 * 32768 + 40 * 1024))) ]
+	# layer_types, when present, wins over the pattern
+	jq '.text_config.layer_types = [range(48) | if . < 24 then "sliding_attention" else "full_attention" end]' \
+	    "$BATS_TEST_TMPDIR/g3.json" >"$BATS_TEST_TMPDIR/g3c.json"
+	run kvb --config "$BATS_TEST_TMPDIR/g3c.json" <<<'{"tokens":32768}'
+	[ "$(jqv "$output" .kv_bytes)" = $((8192 * (24 * 32768 + 24 * 1024))) ]
+}
+
+@test "a model that mixes windowed and full layers without layer_types is an error record asking for them" {
+	jq -c '.model_type = "cohere2"' "$FIX/model-llama-3.1-8b.json" |
+	    jq -c '{config: (. + {sliding_window: 4096}), tokens: 100}' >"$BATS_TEST_TMPDIR/in"
+	jq -c '{config: {model_type: "gemma3_text", num_hidden_layers: 4, num_attention_heads: 2,
+	    hidden_size: 8, torch_dtype: "bf16", sliding_window: 16}, tokens: 100}' -n >>"$BATS_TEST_TMPDIR/in"
+	echo '{"tokens":1,"layers":1,"kv_heads":1,"head_dim":1,"dtype":"bf16"}' >>"$BATS_TEST_TMPDIR/in"
+	run --separate-stderr kvb <"$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$(jqv "${lines[0]}" .kind)" = error ]
+	[[ "$(jqv "${lines[0]}" .error)" == "missing field 'layer_types': model_type 'cohere2' mixes windowed and full layers"* ]]
+	[[ "$(jqv "${lines[1]}" .error)" == *"'layer_types' (or 'sliding_window_pattern')"* ]]
+	[ "$(jqv "${lines[2]}" .kv_bytes)" = 4 ]
+	[[ "$stderr" == *"kv-bytes: stdin:1: "*"layer_types"* ]]
+}
+
 @test "explicit head_dim (Gemma-7B: 256, not 3072/16) is used" {
 	run kvb --config "$FIX/model-gemma-7b.json" </dev/null
 	[ "$(jqv "$output" .kv_bytes_per_token)" = $((28 * 16 * 256 * 2 * 2)) ]
@@ -103,9 +166,28 @@ kvb() { kv-bytes "$@"; }
 
 @test "a config lacking a field gets an error record naming it, status 65" {
 	jq -c 'del(.num_hidden_layers)' "$FIX/model-llama-3.1-8b.json" >"$BATS_TEST_TMPDIR/c.json"
-	run kvb --config "$BATS_TEST_TMPDIR/c.json" </dev/null
+	msg="$BATS_TEST_TMPDIR/c.json: missing field 'num_hidden_layers' (or 'n_layer', 'num_layers', 'n_layers')"
+	# no records: one error record (no input line to name) and the stderr line
+	run --separate-stderr kvb --config "$BATS_TEST_TMPDIR/c.json" </dev/null
 	[ "$status" -eq 65 ]
-	assert_output --partial "num_hidden_layers"
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(jq -c . <<<"$output")" = "$(jq -nc --arg m "$msg" '{kind: "error", error: $m}')" ]
+	[ "$stderr" = "kv-bytes: $msg" ]
+	# records: an error record in place of each, each with its stderr line
+	run --separate-stderr kvb --config "$BATS_TEST_TMPDIR/c.json" <<<$'{"tokens":1}\n{"tokens":2}'
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -c . <<<"${lines[1]}")" = "$(jq -nc --arg m "$msg" '{kind: "error", line: 2, error: $m}')" ]
+	[ "$(jqv "${lines[0]}" .line)" = 1 ]
+	[ "$stderr" = "kv-bytes: stdin:1: $msg"$'\n'"kv-bytes: stdin:2: $msg" ]
+	# a file name that is not UTF-8 still gives a valid JSON error record
+	n=$(printf '%s/c\377.json' "$BATS_TEST_TMPDIR")
+	cp "$BATS_TEST_TMPDIR/c.json" "$n"
+	run --separate-stderr kvb --config "$n" </dev/null
+	[ "$status" -eq 65 ]
+	[ "$(jqv "$output" .error)" = "the --config file is unusable (its name is not UTF-8; see standard error)" ]
+	[[ "$stderr" == *"missing field 'num_hidden_layers'"* ]]
+	# explicit fields lacking one: the same, per record
 	run --separate-stderr kvb <<<'{"layers":6,"kv_heads":4,"head_dim":32,"tokens":1}'
 	[ "$status" -eq 65 ]
 	[ "$(jqv "$output" .error)" = "missing field 'dtype' (or give --kv-dtype)" ]
@@ -133,7 +215,38 @@ kvb() { kv-bytes "$@"; }
 	[ "$(jqv "${lines[2]}" .error)" = "field 'tokens' must be an integer" ]
 	[ "$(jqv "${lines[8]}" .kv_bytes)" = 6144 ]
 	[[ "$stderr" == *"kv-bytes: stdin:2: invalid JSON"* ]]
-	[[ "$stderr" == *"stdin:7: field 'hit_tokens' (11) exceeds 'tokens' (10)"* ]]
+	[[ "$stderr" == *"stdin:7: hit_tokens must be < tokens: the last prompt token is always computed (hit_tokens 11, tokens 10)"* ]]
+}
+
+@test "hit_tokens equal to tokens is rejected: the last prompt token is always computed" {
+	run --separate-stderr kvb --config "$FIX/model-pythia-14m.json" <<-'EOF'
+	{"tokens":10,"hit_tokens":10}
+	{"tokens":10,"hit_tokens":9}
+	{"tokens":0,"hit_tokens":0}
+	{"tokens":0,"hit_tokens":1}
+	EOF
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 4 ]
+	[ "$(jqv "${lines[0]}" .error)" = "hit_tokens must be < tokens: the last prompt token is always computed (hit_tokens 10, tokens 10)" ]
+	[ "$(jqv "${lines[1]}" .hit_bytes)" = $((9 * 3072)) ]
+	[ "$(jqv "${lines[2]}" .hit_bytes)" = 0 ]
+	[ "$(jqv "${lines[3]}" .kind)" = error ]
+	[[ "$stderr" == "kv-bytes: stdin:1: hit_tokens must be < tokens: the last prompt token is always computed"* ]]
+}
+
+@test "CRLF lines are records; invalid UTF-8 and an over-long line are error records; the next record survives" {
+	hostile "$BATS_TEST_TMPDIR/in" '{"tokens":1}' '{"tokens":3}'
+	run --separate-stderr kvb --config "$FIX/model-pythia-14m.json" <"$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 65 ]
+	[ "${#lines[@]}" -eq 4 ]
+	[ "$(jqv "${lines[0]}" .kv_bytes)" = 3072 ]
+	[ "$(jq -c '[.kind, .line]' <<<"${lines[1]}")" = '["error",2]' ]
+	[[ "$(jqv "${lines[1]}" .error)" == "invalid JSON: unable to decode byte 0xff"* ]]
+	[ "$(jq -c . <<<"${lines[2]}")" = '{"kind":"error","line":3,"error":"line longer than 67108864 bytes"}' ]
+	[ "$(jqv "${lines[3]}" .kv_bytes)" = 9216 ]
+	[ "$(jqv "${lines[3]}" '.tokens')" = 3 ]
+	[[ "$stderr" == *"kv-bytes: stdin:2: invalid JSON: unable to decode byte 0xff"* ]]
+	[[ "$stderr" == *"kv-bytes: stdin:3: line longer than 67108864 bytes"* ]]
 }
 
 @test "--strict stops at the first bad record" {
@@ -143,14 +256,17 @@ kvb() { kv-bytes "$@"; }
 	[ "$(jqv "${lines[1]}" .kind)" = error ]
 }
 
-@test "a missing, unreadable or invalid config file is a set-up error" {
-	run kvb --config /nonexistent/config.json </dev/null
+@test "a missing or unreadable config file is a set-up error; an invalid one gives error records" {
+	run --separate-stderr kvb --config /nonexistent/config.json <<<'{"tokens":1}'
 	[ "$status" -eq 2 ]
-	assert_output --partial "No such file"
+	[ "$output" = "" ]
+	[[ "$stderr" == *"No such file"* ]]
 	echo '{"num_hidden_layers":' >"$BATS_TEST_TMPDIR/bad.json"
-	run kvb --config "$BATS_TEST_TMPDIR/bad.json" </dev/null
+	run --separate-stderr kvb --config "$BATS_TEST_TMPDIR/bad.json" </dev/null
 	[ "$status" -eq 65 ]
-	assert_output --partial "invalid JSON"
+	[ "$(jqv "$output" .kind)" = error ]
+	[[ "$(jqv "$output" .error)" == "$BATS_TEST_TMPDIR/bad.json:"*"invalid JSON"* ]]
+	[[ "$stderr" == *"invalid JSON"* ]]
 }
 
 @test "without --config, empty input gives empty output and success" {

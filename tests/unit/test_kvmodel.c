@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of lib/kvmodel and lib/kvrec: reference values, states, boundaries. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -233,6 +234,48 @@ test_windows(void)
 	    "\"layer_types\":[\"sliding_attention\"]}", NULL, &m, err,
 	    sizeof(err)) == -1 && strstr(err, "'sliding_window'") != NULL);
 
+	/* Gemma-2 without layer_types: layers 0, 2, 4, ... are windowed */
+	CHECK(model("{\"model_type\":\"gemma2\",\"num_hidden_layers\":3,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512}", NULL, &m, err,
+	    sizeof(err)) == 0);
+	CHECK(m.window == 512 && m.window_layers == 2);
+	CHECK(kvm_bytes_for_tokens(&m, 1000) == 32.0 * (1 * 1000 + 2 * 512));
+	/* Gemma-3: (i+1) % P != 0 windowed: P = 6, 13 layers: 11 windowed */
+	CHECK(model("{\"model_type\":\"gemma3_text\",\"num_hidden_layers\":13,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512,\"sliding_window_pattern\":6}",
+	    NULL, &m, err, sizeof(err)) == 0);
+	CHECK(m.window == 512 && m.window_layers == 11);
+	/* P = 1: every layer full */
+	CHECK(model("{\"model_type\":\"gemma3\",\"num_hidden_layers\":4,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512,\"sliding_window_pattern\":1}",
+	    NULL, &m, err, sizeof(err)) == 0);
+	CHECK(m.window_layers == 0);
+	/* Gemma-3 with neither layer_types nor a pattern: not guessed */
+	CHECK(model("{\"model_type\":\"gemma3_text\",\"num_hidden_layers\":4,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512}", NULL, &m, err,
+	    sizeof(err)) == -1 && strstr(err, "'layer_types'") != NULL);
+	/* cohere2, or any other config with a window pattern: not guessed */
+	CHECK(model("{\"model_type\":\"cohere2\",\"num_hidden_layers\":4,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512}", NULL, &m, err,
+	    sizeof(err)) == -1 && strstr(err, "'layer_types'") != NULL &&
+	    strstr(err, "cohere2") != NULL);
+	CHECK(model("{\"model_type\":\"newmodel\",\"num_hidden_layers\":4,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512,\"sliding_window_pattern\":"
+	    "\"LLLG\"}", NULL, &m, err, sizeof(err)) == -1 &&
+	    strstr(err, "'layer_types'") != NULL);
+	/* cohere2 with layer_types is fine */
+	CHECK(model("{\"model_type\":\"cohere2\",\"num_hidden_layers\":2,"
+	    "\"num_attention_heads\":2,\"hidden_size\":8,\"torch_dtype\":"
+	    "\"bfloat16\",\"sliding_window\":512,\"layer_types\":"
+	    "[\"sliding_attention\",\"full_attention\"]}", NULL, &m, err,
+	    sizeof(err)) == 0 && m.window_layers == 1);
+
 	/* windowed attention FLOPs: 2Wn − W² pairs×2 past the window */
 	CHECK(model(MISTRAL, NULL, &m, err, sizeof(err)) == 0);
 	CHECK_NEAR(kvm_prefill_flops(&m, 8192), 2 * m.params * 8192 +
@@ -274,6 +317,33 @@ test_hit_tokens(void)
 	CHECK(kvm_hit_tokens(1024, 0.0, 16) == 0);
 	CHECK(kvm_hit_tokens(0, 0.5, 16) == 0);
 	CHECK(kvm_hit_tokens(1000, 0.01, 16) == 0);	/* under one block */
+	/* no absolute fudge: 1e-12 under a boundary is under it */
+	CHECK(kvm_hit_tokens(32, 0.5 - 1e-12, 16) == 0);
+	CHECK(kvm_hit_tokens(3200, 0.5 - 1e-12, 16) == 1584);
+	CHECK(kvm_hit_tokens(1 << 30, 0.5 - 1e-9, 16) == (1 << 29) - 16);
+	/* exact boundaries, and h·n a rounding step short of one */
+	CHECK(kvm_hit_tokens(32, 0.5, 16) == 16);
+	CHECK(kvm_hit_tokens(33, 0.5, 16) == 16);
+	CHECK(kvm_hit_tokens(64, 0.25, 16) == 16);
+	CHECK(kvm_hit_tokens(32, nextafter(0.5, 0), 16) == 16);
+	CHECK(kvm_hit_tokens(160, 0.3, 16) == 48);
+	CHECK(kvm_hit_tokens(30, 0.1, 3) == 3);	/* blk not a power of 2 */
+	CHECK(kvm_hit_tokens(300, 0.7, 3) == 210);
+	/* against exact integer arithmetic for hit rates p/100 */
+	{
+		int wrong = 0;
+
+		for (uint64_t n = 1; n < 5000; n += 13)
+			for (uint64_t p = 0; p <= 100; p++)
+				for (uint64_t blk = 1; blk <= 64; blk *= 4) {
+					uint64_t b = p * n / (100 * blk);
+					uint64_t cap = (n - 1) / blk;
+
+					wrong += kvm_hit_tokens(n, (double)p / 100,
+					    blk) != (b < cap ? b : cap) * blk;
+				}
+		CHECK(wrong == 0);
+	}
 	for (uint64_t n = 1; n < 3000; n += 7)
 		for (double h = 0; h <= 1.0; h += 0.05) {
 			uint64_t H = kvm_hit_tokens(n, h, 16);
@@ -354,6 +424,23 @@ test_states(void)
 	in.t_lookup = 0.25;	/* T_suffix + T_lookup == T(N) */
 	bc_eval(&in, &out);
 	CHECK(out.st_overlap == BC_NEVER && out.st_serial == BC_NEVER);
+
+	/* S/denominator past the largest double: overflow, never ok+NAN */
+	in.hit_bytes = 1e308;
+	in.t_full = 2;
+	in.t_suffix = 1.9999;
+	in.t_lookup = 0;
+	bc_eval(&in, &out);
+	CHECK(out.st_serial == BC_OVERFLOW && isnan(out.bcrit_serial));
+	CHECK(out.st_overlap == BC_OK && out.bcrit_overlap == 5e307);
+	bc_at(&in, &out, DBL_MAX, &lk);
+	CHECK(!lk.prof_serial);
+	CHECK_STR(bc_state_name(BC_OVERFLOW), "overflow");
+	in.t_lookup = 1.99990001;	/* overlap denominator tiny too */
+	in.t_suffix = 0;
+	bc_eval(&in, &out);
+	CHECK(out.st_serial == BC_OVERFLOW && out.st_overlap == BC_OVERFLOW);
+	CHECK(isnan(out.bcrit_overlap));
 }
 
 /* xorshift64*: deterministic, seedable. */
@@ -449,7 +536,13 @@ test_records(void)
 	    sizeof(err)) == NULL && strstr(err, "num_attention_heads") != NULL);
 	CHECK(rec_eval("{\"layers\":1,\"kv_heads\":1,\"head_dim\":1,"
 	    "\"dtype\":\"bf16\",\"tokens\":10,\"hit_tokens\":11}", &o, 0, err,
-	    sizeof(err)) == NULL && strstr(err, "exceeds") != NULL);
+	    sizeof(err)) == NULL && strstr(err, "hit_tokens must be < tokens") != NULL);
+	CHECK(rec_eval("{\"layers\":1,\"kv_heads\":1,\"head_dim\":1,"
+	    "\"dtype\":\"bf16\",\"tokens\":10,\"hit_tokens\":10}", &o, 0, err,
+	    sizeof(err)) == NULL && strstr(err, "always computed") != NULL);
+	CHECK(rec_eval("{\"tokens\":10,\"hit_tokens\":10,\"hit_bytes\":1,"
+	    "\"t_full_s\":2,\"t_suffix_s\":1}", &o, 1, err, sizeof(err)) ==
+	    NULL && strstr(err, "always computed") != NULL);
 	CHECK(rec_eval("{\"layers\":1,\"kv_heads\":1,\"head_dim\":1,"
 	    "\"dtype\":\"bf16\",\"hit_rate\":0.5}", &o, 0, err,
 	    sizeof(err)) == NULL && strstr(err, "'tokens'") != NULL);
