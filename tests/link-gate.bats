@@ -83,15 +83,22 @@ verdict() { printf '%s\n' "$output" | tail -1; }
 # node_b: an executable prefix that plays a second node: namespace $NSB,
 # its own /tmp ($TMP/node-b-tmp bound over /tmp in a private mount
 # namespace), working directory /, no TMPDIR.  Nothing the gate makes
-# under its own TMPDIR or evidence directory is visible through it.
+# under its own TMPDIR or evidence directory is visible through it.  The
+# kvgate commands stay reachable through a bind at /mnt/kvgate-bin, so
+# the test works wherever the tree lives (CI may clone it under /tmp).
 make_node_b() {
 	mkdir -p "$TMP/node-b-tmp"
 	cat >"$TMP/node-b" <<'EOS'
 #!/bin/sh
 ns=$1 tmp=$2
 shift 2
-exec ip netns exec "$ns" unshare -m --propagation private sh -c \
-    'mount --bind "$0" /tmp && cd / && exec env -u TMPDIR "$@"' "$tmp" "$@"
+bin=$(dirname "$(command -v session-run)")
+exec ip netns exec "$ns" unshare -m --propagation private sh -c '
+	bin=$1; shift
+	mount -t tmpfs kvg-node-b /mnt && mkdir /mnt/kvgate-bin &&
+	    mount --bind "$bin" /mnt/kvgate-bin && mount --bind "$0" /tmp &&
+	    cd / && PATH=/mnt/kvgate-bin:$PATH exec env -u TMPDIR "$@"' \
+    "$tmp" "$bin" "$@"
 EOS
 	chmod +x "$TMP/node-b"
 }
