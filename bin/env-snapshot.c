@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "err.h"
+#include "file.h"
 #include "jsonl.h"
 #include "redact.h"
 #include "units.h"
@@ -39,35 +40,18 @@ cmp_var(const void *a, const void *b)
 	    ((const struct var *)b)->name);
 }
 
-/* Read all of fd (a NUL-separated environment) into a buffer. */
+/* Read all of fd (a NUL-separated environment, at most 256 MiB). */
 static char *
 slurp(int fd, const char *what, size_t *len)
 {
-	char *buf = NULL, *nb;
-	size_t n = 0, cap = 0;
-	ssize_t r;
+	char *buf = kv_read_all(fd, 256u << 20, len);
 
-	for (;;) {
-		if (n + 65536 + 1 > cap) {
-			cap = cap ? 2 * cap : 131072;
-			if (cap > (256u << 20))
-				kv_die(KV_DATAERR, "%s: environment over 256 MiB",
-				    what);
-			if ((nb = realloc(buf, cap)) == NULL)
-				kv_die(KV_SOFTWARE, "out of memory");
-			buf = nb;
-		}
-		if ((r = read(fd, buf + n, cap - n - 1)) == 0)
-			break;
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			kv_die(KV_IOERR, "reading %s:", what);
-		}
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	*len = n;
+	if (buf == NULL && errno == EFBIG)
+		kv_die(KV_DATAERR, "%s: environment over 256 MiB", what);
+	if (buf == NULL && errno == ENOMEM)
+		kv_die(KV_SOFTWARE, "out of memory");
+	if (buf == NULL)
+		kv_die(KV_IOERR, "reading %s:", what);
 	return buf;
 }
 

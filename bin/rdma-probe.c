@@ -20,6 +20,7 @@
 #include "net.h"
 #include "preflight.h"
 #include "rdmahs.h"
+#include "opt.h"
 #include "units.h"
 #include "verbs.h"
 
@@ -62,42 +63,8 @@ usage(void)
 	exit(KV_USAGE);
 }
 
-static long long
-int_opt(const char *name, const char *s, long long min, long long max)
-{
-	char err[128];
-	long long v;
 
-	if (kv_parse_int(s, min, max, &v, err, sizeof(err)) != 0)
-		kv_die(KV_USAGE, "%s: %s", name, err);
-	return v;
-}
 
-static uint64_t
-size_opt(const char *name, const char *s)
-{
-	char err[128];
-	uint64_t v;
-
-	if (kv_parse_size(s, &v, err, sizeof(err)) != 0)
-		kv_die(KV_USAGE, "%s: %s", name, err);
-	if (v == 0 || v > (1ULL << 30))
-		kv_die(KV_USAGE, "%s: %s: must be 1 byte to 1GiB", name, s);
-	return v;
-}
-
-static double
-dur_opt(const char *name, const char *s, double min)
-{
-	char err[128];
-	double v;
-
-	if (kv_parse_duration(s, &v, err, sizeof(err)) != 0)
-		kv_die(KV_USAGE, "%s: %s", name, err);
-	if (v < min)
-		kv_die(KV_USAGE, "%s: %s: must be at least %gs", name, s, min);
-	return v;
-}
 
 /* --sizes MIN..MAX */
 static void
@@ -109,8 +76,8 @@ sizes_opt(struct opts *o, const char *s)
 	if (dots == NULL || dots == s || (size_t)(dots - s) >= sizeof(lo))
 		kv_die(KV_USAGE, "--sizes %s: want MIN..MAX (e.g. 4KiB..8MiB)", s);
 	snprintf(lo, sizeof(lo), "%.*s", (int)(dots - s), s);
-	o->size_min = size_opt("--sizes", lo);
-	o->size_max = size_opt("--sizes", dots + 2);
+	o->size_min = kv_opt_size("--sizes", lo, 1, 1ULL << 30);
+	o->size_max = kv_opt_size("--sizes", dots + 2, 1, 1ULL << 30);
 	if (o->size_min > o->size_max)
 		kv_die(KV_USAGE, "--sizes %s: the smallest size comes first", s);
 }
@@ -121,7 +88,7 @@ mem_opt(struct opts *o, const char *s)
 	if (strcmp(s, "host") == 0) {
 		o->mem = VB_MEM_HOST;
 	} else if (strncmp(s, "cuda:", 5) == 0) {
-		o->cuda_dev = (int)int_opt("--mem cuda:N", s + 5, 0, 1023);
+		o->cuda_dev = (int)kv_opt_int("--mem cuda:N", s + 5, 0, 1023);
 		o->mem = VB_MEM_CUDA_DMABUF;	/* or peermem: --registration */
 	} else {
 		kv_die(KV_USAGE, "--mem %s: must be host or cuda:N", s);
@@ -195,18 +162,20 @@ parse(struct opts *o, int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, "q:s:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
-		case 'D': o->duration = dur_opt("--duration", optarg, 0.001);
+		case 'D': o->duration = kv_opt_duration("--duration", optarg,
+		    0.001, 1e9);
 			dur_set = 1; o->client_only = "--duration"; break;
-		case 'g': o->gid_index = (int)int_opt("--gid-index", optarg, 0,
+		case 'g': o->gid_index = (int)kv_opt_int("--gid-index", optarg, 0,
 			    255); break;
 		case 'h': fputs(SYNOPSIS, stdout); exit(kv_fshut(KV_OK));
-		case 'i': o->ib_port = (int)int_opt("--ib-port", optarg, 1, 255);
+		case 'i': o->ib_port = (int)kv_opt_int("--ib-port", optarg, 1, 255);
 			break;
-		case 'I': o->interval = dur_opt("--interval", optarg, 0.001);
+		case 'I': o->interval = kv_opt_duration("--interval", optarg,
+		    0.001, 1e9);
 			o->client_only = "--interval"; break;
 		case 'm': mem_opt(o, optarg); mem_set = 1;
 			o->client_only = "--mem"; break;
-		case 'M': o->mtu = (uint32_t)int_opt("--mtu", optarg, 256, 4096);
+		case 'M': o->mtu = (uint32_t)kv_opt_int("--mtu", optarg, 256, 4096);
 			if (vb_mtu_enum(o->mtu) == 0)
 				kv_die(KV_USAGE, "--mtu %s: must be 256, 512, 1024, "
 				    "2048 or 4096", optarg);
@@ -218,22 +187,24 @@ parse(struct opts *o, int argc, char *argv[])
 				    "must be at least 1" : err);
 			o->iters = n; iters_set = 1; o->client_only = "--iters";
 			break;
-		case 'p': int_opt("--oob-port", optarg, 0, 65535);
+		case 'p': kv_opt_int("--oob-port", optarg, 0, 65535);
 			o->oob_port = optarg; break;
-		case 'q': o->qps = (int)int_opt("--qps", optarg, 1, HS_MAX_QPS);
+		case 'q': o->qps = (int)kv_opt_int("--qps", optarg, 1, HS_MAX_QPS);
 			o->qps_set = 1; break;
 		case 'r': o->reg = optarg; o->client_only = "--registration"; break;
 		case 's':
 			if (o->size_set)
 				kv_die(KV_USAGE, "--size and --sizes exclude each other");
-			o->size_min = o->size_max = size_opt("--size", optarg);
+			o->size_min = o->size_max = kv_opt_size("--size",
+			    optarg, 1, 1ULL << 30);
 			o->size_set = 1; break;
 		case 'S':
 			if (o->size_set)
 				kv_die(KV_USAGE, "--size and --sizes exclude each other");
 			sizes_opt(o, optarg); o->size_set = 1; break;
-		case 'T': o->timeout = dur_opt("--timeout", optarg, 0.001); break;
-		case 't': o->tx_depth = (unsigned)int_opt("--tx-depth", optarg, 1,
+		case 'T': o->timeout = kv_opt_duration("--timeout", optarg,
+		    0.001, 1e9); break;
+		case 't': o->tx_depth = (unsigned)kv_opt_int("--tx-depth", optarg, 1,
 			    8192); o->client_only = "--tx-depth"; break;
 		case 'V': kv_version();
 		case 'X':

@@ -20,6 +20,7 @@
 #include "oai.h"
 #include "reqfeed.h"
 #include "stats.h"
+#include "opt.h"
 #include "units.h"
 
 #define ERRBODY_MAX 200
@@ -560,29 +561,7 @@ warmup(const struct opts *o, struct curl_slist *hdrs)
 	free(body);
 }
 
-static double
-dur_arg(const char *name, const char *s)
-{
-	char err[128];
-	double v;
 
-	if (kv_parse_duration(s, &v, err, sizeof(err)) != 0)
-		kv_die(KV_USAGE, "--%s: %s", name, err);
-	if (!(v >= 1e-3) || v > 86400 * 7)
-		kv_die(KV_USAGE, "--%s: %s is outside 1ms..7d", name, s);
-	return v;
-}
-
-static long long
-int_arg(const char *name, const char *s, long long min, long long max)
-{
-	char err[128];
-	long long v;
-
-	if (kv_parse_int(s, min, max, &v, err, sizeof(err)) != 0)
-		kv_die(KV_USAGE, "--%s: %s", name, err);
-	return v;
-}
 
 /* The endpoint: URL as given when it names a /v1/ path, else completed. */
 static char *
@@ -634,16 +613,18 @@ parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'k': o->key_env = optarg; break;
 		case 'c': o->chat = true; break;
-		case 'C': o->connect_timeout = dur_arg("connect-timeout",
-		    optarg); o->have_ct = true; break;
+		case 'C': o->connect_timeout = kv_opt_duration(
+		    "--connect-timeout", optarg, 1e-3, 86400 * 7);
+			o->have_ct = true; break;
 		case 'F': o->fail_on_error = true; break;
 		case 'P': o->keep_prompt = true; break;
-		case 'j': o->max_conc = int_arg("max-concurrency", optarg, 1,
+		case 'j': o->max_conc = kv_opt_int("--max-concurrency", optarg, 1,
 		    1000000); break;
 		case 'm': o->model = optarg; break;
-		case 't': o->timeout = dur_arg("timeout", optarg); break;
+		case 't': o->timeout = kv_opt_duration("--timeout", optarg,
+		    1e-3, 86400 * 7); break;
 		case 'u': o->url = optarg; break;
-		case 'w': o->warmup = int_arg("warmup", optarg, 0, 10000);
+		case 'w': o->warmup = kv_opt_int("--warmup", optarg, 0, 10000);
 			break;
 		case 'H': usage(0);
 		case 'v': kv_version();

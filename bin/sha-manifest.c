@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "file.h"
 #include "jsonl.h"
 #include "manifest.h"
 #include "mftree.h"
@@ -162,32 +163,27 @@ create(const struct options *o, int argc, char **argv)
 }
 
 
+/* Read the whole manifest (a file, or stdin for "-"); st gets its fstat
+ * with st_size set to the bytes read. */
 static char *
 slurp(const char *path, struct stat *st)
 {
-	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
-	char *buf = NULL, *nb;
-	size_t len = 0, cap = 0, n;
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	size_t len;
+	char *buf;
 
-	if (fp == NULL)
+	if (fd < 0)
 		kv_die(KV_UNAVAILABLE, "%s:", path);
-	if (fstat(fileno(fp), st) < 0)
+	if (fstat(fd, st) < 0)
 		kv_die(KV_IOERR, "%s:", path);
-	do {
-		if (len + 65536 + 1 > cap) {
-			cap = cap ? 2 * cap : 1 << 20;
-			if ((nb = realloc(buf, cap)) == NULL)
-				kv_die(KV_SOFTWARE, "manifest too large for memory");
-			buf = nb;
-		}
-		n = fread(buf + len, 1, cap - len - 1, fp);
-		len += n;
-	} while (n > 0);
-	if (ferror(fp))
+	if ((buf = kv_read_all(fd, (size_t)1 << 32, &len)) == NULL) {
+		if (errno == ENOMEM || errno == EFBIG)
+			kv_die(KV_SOFTWARE, "%s: manifest too large for memory",
+			    path);
 		kv_die(KV_IOERR, "reading %s:", path);
-	if (fp != stdin)
-		fclose(fp);
-	buf[len] = '\0';
+	}
+	if (fd != 0)
+		close(fd);
 	st->st_size = (off_t)len;	/* now the byte count read */
 	return buf;
 }

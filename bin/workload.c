@@ -8,6 +8,7 @@
 
 #include "err.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "units.h"
 #include "workload.h"
 
@@ -31,19 +32,6 @@ usage(int status)
 	exit(status);
 }
 
-static uint64_t
-count_arg(const char *name, const char *s, uint64_t max)
-{
-	char err[128];
-	uint64_t v;
-
-	if (kv_parse_count(s, &v, err, sizeof(err)) != 0)
-		kv_die(KV_USAGE, "--%s: %s", name, err);
-	if (v > max)
-		kv_die(KV_USAGE, "--%s: %s exceeds the limit %" PRIu64, name,
-		    s, max);
-	return v;
-}
 
 /* "2/s", "2", "120/min" as requests per second. */
 static double
@@ -103,19 +91,20 @@ parse(int argc, char **argv, struct opts *o)
 	o->wl.output_tokens = 64;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'n': o->wl.requests = count_arg("requests", optarg,
-		    UINT64_C(1) << 40); o->have_requests = true; break;
-		case 't': o->wl.tokens = count_arg("tokens", optarg,
+		case 'n': o->wl.requests = kv_opt_count("--requests", optarg,
+		    0, UINT64_C(1) << 40); o->have_requests = true; break;
+		case 't': o->wl.tokens = kv_opt_count("--tokens", optarg, 0,
 		    MAX_TOKENS); break;
-		case 'b': o->wl.block = count_arg("block", optarg, 1u << 20);
+		case 'b': o->wl.block = kv_opt_count("--block", optarg, 0,
+		    1u << 20);
 			break;
-		case 'V': o->wl.vocab = count_arg("vocab", optarg,
+		case 'V': o->wl.vocab = kv_opt_count("--vocab", optarg, 0,
 		    UINT32_MAX); break;
-		case 'o': o->wl.output_tokens = count_arg("output-tokens",
-		    optarg, MAX_TOKENS); break;
-		case 'k': o->wl.prefixes = count_arg("prefixes", optarg,
-		    UINT64_C(1) << 40); break;
-		case 'R': o->wl.ring = count_arg("ring", optarg,
+		case 'o': o->wl.output_tokens = kv_opt_count("--output-tokens",
+		    optarg, 0, MAX_TOKENS); break;
+		case 'k': o->wl.prefixes = kv_opt_count("--prefixes", optarg,
+		    0, UINT64_C(1) << 40); break;
+		case 'R': o->wl.ring = kv_opt_count("--ring", optarg, 0,
 		    UINT64_C(1) << 40); break;
 		case 'p': o->wl.probe = true; break;
 		case 'r': o->wl.rate = rate_arg(optarg); break;

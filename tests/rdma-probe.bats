@@ -125,7 +125,7 @@ NODEV="rdma-probe: no RDMA device found (is the rdma_rxe or mlx5_ib module loade
 	assert_output "rdma-probe: --sizes 8MiB..4KiB: the smallest size comes first"
 	run rdma-probe client h --sizes 4KiB..2GiB
 	assert_failure 2
-	assert_output "rdma-probe: --sizes: 2GiB: must be 1 byte to 1GiB"
+	assert_output "rdma-probe: --sizes: 2GiB: must be 1 to 1073741824 bytes"
 	run rdma-probe client h -s 0
 	assert_failure 2
 	run rdma-probe client h -s 12furlongs
